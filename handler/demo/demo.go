@@ -1,0 +1,101 @@
+// Package demo registers the methods of the bundled server: the examples
+// of the JSON-RPC 2.0 specification and the methods benchmarks call. Tests
+// of every transport use it too, so that the spec vectors in testdata run
+// against the same methods everywhere.
+package demo
+
+import (
+	"context"
+	"time"
+
+	"github.com/jetrpc/jetrpc/handler"
+)
+
+// MaxSleep bounds the sleep method.
+const MaxSleep = 60 * time.Second
+
+// SubtractParams are the params of subtract, by position or by name.
+type SubtractParams struct {
+	Minuend    int64 `json:"minuend"`
+	Subtrahend int64 `json:"subtrahend"`
+}
+
+// SleepParams are the params of sleep: {"ms":N} or [N].
+type SleepParams struct {
+	Ms int64 `json:"ms"`
+}
+
+// FailCode is the application error code of the fail method.
+const FailCode handler.Code = 1000
+
+// errOverflow answers an add whose sum does not fit in 64 bits.
+var errOverflow = handler.NewError(handler.CodeInvalidParams, "Invalid params: the sum overflows a 64-bit integer")
+
+// getData is the result of get_data.
+var getData = handler.Raw(`["hello",5]`)
+
+// Register adds to t:
+//
+//   - subtract (by position [minuend, subtrahend] or by name) → the
+//     difference; sum ([numbers]) → their sum; update, notify_hello,
+//     notify_sum (any params) → null, meant as notifications; get_data
+//     (no params) → ["hello", 5]: the methods of the specification's
+//     examples;
+//   - echo → its params unchanged; add ([a, b], integers) → a+b;
+//   - sleep ({"ms":N} or [N], at most MaxSleep) → N after sleeping N ms,
+//     of the blocking class, cut short when the request is cancelled;
+//   - fail → an application error, code FailCode, with the params as data.
+//
+// Every method but sleep is registered Inline.
+func Register(t *handler.Table) {
+	inline := handler.Inline()
+	handler.Register(t, "subtract", func(_ context.Context, p SubtractParams) (int64, error) {
+		return p.Minuend - p.Subtrahend, nil
+	}, inline, handler.Description("minuend - subtrahend"))
+	handler.Register(t, "sum", func(_ context.Context, p []float64) (float64, error) {
+		s := 0.0
+		for _, v := range p {
+			s += v
+		}
+		return s, nil
+	}, inline, handler.Description("the sum of the numbers given by position"), handler.ParamNames("numbers..."))
+	for _, name := range []string{"update", "notify_hello", "notify_sum"} {
+		handler.RegisterNoResult(t, name, func(context.Context, handler.Raw) error { return nil },
+			inline, handler.Description("does nothing; meant as a notification"))
+	}
+	handler.RegisterNoParams(t, "get_data", func(context.Context) (handler.Raw, error) {
+		return getData, nil
+	}, inline, handler.Description(`["hello", 5]`))
+	handler.Register(t, "echo", func(_ context.Context, p handler.Raw) (handler.Raw, error) {
+		return p, nil
+	}, inline, handler.Description("its params, unchanged"))
+	handler.Register(t, "add", func(_ context.Context, p [2]int64) (int64, error) {
+		s := p[0] + p[1]
+		if (s > p[0]) != (p[1] > 0) {
+			return 0, errOverflow
+		}
+		return s, nil
+	}, inline, handler.Description("a + b"), handler.ParamNames("a", "b"))
+	handler.Register(t, "sleep", func(ctx context.Context, p SleepParams) (int64, error) {
+		d := time.Duration(p.Ms) * time.Millisecond
+		if p.Ms < 0 || p.Ms > int64(MaxSleep/time.Millisecond) {
+			return 0, handler.NewError(handler.CodeInvalidParams, "Invalid params: ms must be between 0 and 60000")
+		}
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			return p.Ms, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}, handler.Description("sleeps ms milliseconds, then answers ms"))
+	handler.Register(t, "fail", func(_ context.Context, p handler.Raw) (struct{}, error) {
+		e := &handler.Error{Code: FailCode, Message: "fail called"}
+		if len(p) > 0 {
+			e.Data = p
+		}
+		return struct{}{}, e
+	}, inline, handler.Description("fails with an application error whose data are the params"))
+}
+

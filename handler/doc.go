@@ -1,0 +1,73 @@
+// Package handler is the JSON-RPC 2.0 method table of jetrpc: typed
+// registration, params decoding, dispatch of one message (a request or a
+// batch) to its reply, and a net/http adapter. It needs no network: bytes
+// of a message in, bytes of the reply out.
+//
+// # Overview
+//
+// Methods are plain Go functions registered with their params and result
+// types:
+//
+//	t := handler.NewTable()
+//	handler.Register(t, "add", func(ctx context.Context, p [2]int) (int, error) {
+//		return p[0] + p[1], nil
+//	}, handler.Inline())
+//	reply := t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`))
+//
+// All reflection, and sonic's codec compilation, happens at registration;
+// a call does no reflection. Params of booleans, numbers, strings and raw
+// JSON, and results of those kinds and of slices of them, are decoded and
+// encoded by hand with no allocation: a Dispatch of such an inline method
+// allocates nothing. Other types go through github.com/bytedance/sonic.
+//
+// # Terminology
+//
+// A message is the text of one request or one batch. The execution class
+// of a method is inline (Inline option: it runs on the caller, for methods
+// that never block) or blocking (the default: it may block, and runs on a
+// worker when the caller must not block). A notification is a request
+// without id: it never gets a reply, not even an error.
+//
+// # Errors
+//
+// A method returns an error to fail a call. An *Error is sent with its
+// code, message and data; a context error is sent as CodeCancelled or
+// CodeDeadline; any other error as -32603 "Internal error" (its text only
+// with Options.ExposeErrors). A panic is recovered, logged, and answered
+// with -32603 for that request alone. Faults of the message itself are
+// answered as the JSON-RPC 2.0 specification says: -32700 for invalid
+// JSON, -32600 for an invalid request (with its id when the id itself was
+// valid), -32601 for an unknown method, -32602 for params that do not fit
+// the method, naming the param. JSON-RPC 1.0 requests are served in 1.0
+// form unless Options.RejectV1 is set.
+//
+// # Concurrency
+//
+// Register every method before the first Dispatch; after it the table is
+// immutable and Dispatch is safe from any number of goroutines. Dispatch
+// runs a single request on the calling goroutine. The elements of a batch
+// run on the caller when all are inline and the batch is at most
+// Options.ParallelBatch long; otherwise blocking elements, and chunks of
+// long runs of inline ones, run in parallel on the worker pool, and the
+// replies are gathered into one array in request order. Within a batch,
+// notifications are not ordered with respect to other elements. When the
+// worker queue is full, a blocking element is answered at once with
+// CodeServerBusy rather than queued. DispatchInline never blocks: it runs
+// only what needs no worker, for event loops.
+//
+// # Buffer lifetimes
+//
+// Dispatch reads the message only until it returns and appends the reply
+// to the caller's buffer. A method whose params are Raw receives a slice
+// of the message: it is valid until the method returns and must not be
+// modified; copy it to keep it. Strings decoded from params are copies.
+//
+// # Limits
+//
+// Every limit has a default and an option: batch length (DefaultMaxBatch,
+// WithMaxBatch), nesting depth (parser.DefaultMaxDepth, WithMaxDepth),
+// the batch length above which inline elements run in parallel
+// (DefaultParallelBatch, WithParallelBatch), the worker pool
+// (pool.DefaultWorkers goroutines, pool.DefaultQueue queued tasks,
+// WithWorkers), and for HTTP the body size (DefaultMaxBodySize).
+package handler

@@ -1,0 +1,140 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"strconv"
+)
+
+// Code is a JSON-RPC error code. It is not an error itself; use Error.
+type Code int32
+
+// Codes reserved by the JSON-RPC 2.0 specification [std], and the server
+// codes jetrpc uses from the implementation-defined range -32000..-32099.
+// Applications should use codes outside -32768..-32000.
+const (
+	CodeParseError     Code = -32700 // [std] invalid JSON
+	CodeInvalidRequest Code = -32600 // [std] not a valid request object
+	CodeMethodNotFound Code = -32601 // [std] no such method
+	CodeInvalidParams  Code = -32602 // [std] params do not fit the method
+	CodeInternalError  Code = -32603 // [std] the method failed
+	CodeServerBusy     Code = -32000 // the worker queue is full; retry later
+	CodeCancelled      Code = -32001 // the request's context was cancelled
+	CodeDeadline       Code = -32002 // the request's context deadline passed
+)
+
+// String returns the standard message of the code, or "error N".
+func (c Code) String() string {
+	switch c {
+	case CodeParseError:
+		return "Parse error"
+	case CodeInvalidRequest:
+		return "Invalid Request"
+	case CodeMethodNotFound:
+		return "Method not found"
+	case CodeInvalidParams:
+		return "Invalid params"
+	case CodeInternalError:
+		return "Internal error"
+	case CodeServerBusy:
+		return "Server busy"
+	case CodeCancelled:
+		return "Request cancelled"
+	case CodeDeadline:
+		return "Deadline exceeded"
+	}
+	return "error " + strconv.Itoa(int(c))
+}
+
+// Error is a JSON-RPC error object. A handler that returns an *Error has
+// its code, message and data sent to the client as they are.
+type Error struct {
+	// Code is the error code.
+	Code Code
+	// Message is a short description; empty means Code.String().
+	Message string
+	// Data is optional additional information, encoded as JSON (a Raw or
+	// json.RawMessage is sent verbatim). nil means no data member.
+	Data any
+}
+
+// NewError returns an *Error with the code and message.
+func NewError(code Code, message string) *Error {
+	return &Error{Code: code, Message: message}
+}
+
+// WithData returns a copy of e with Data set to data.
+func (e *Error) WithData(data any) *Error {
+	c := *e
+	c.Data = data
+	return &c
+}
+
+// Error returns "jetrpc: <message> (code N)".
+func (e *Error) Error() string {
+	return "jetrpc: " + e.message() + " (code " + strconv.Itoa(int(e.Code)) + ")"
+}
+
+func (e *Error) message() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return e.Code.String()
+}
+
+// Is reports whether target is an *Error with the same code, so that
+// errors.Is(err, handler.ErrMethodNotFound) works.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Errors with the standard codes, for use with errors.Is and as handler
+// results (return handler.ErrInvalidParams, for instance).
+var (
+	ErrParse          = &Error{Code: CodeParseError}
+	ErrInvalidRequest = &Error{Code: CodeInvalidRequest}
+	ErrMethodNotFound = &Error{Code: CodeMethodNotFound}
+	ErrInvalidParams  = &Error{Code: CodeInvalidParams}
+	ErrInternal       = &Error{Code: CodeInternalError}
+	ErrServerBusy     = &Error{Code: CodeServerBusy}
+)
+
+// ErrorCode returns the code an error is sent with: the code of an *Error
+// (found with errors.As), CodeCancelled or CodeDeadline for the context
+// errors, 0 for nil, and CodeInternalError for anything else.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return 0
+	}
+	if e, ok := err.(*Error); ok {
+		return e.Code
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return CodeCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeDeadline
+	}
+	return CodeInternalError
+}
+
+// Registration errors.
+var (
+	// ErrReservedName is returned for a method name beginning "rpc.".
+	ErrReservedName = errors.New("jetrpc: method names beginning with \"rpc.\" are reserved")
+	// ErrDuplicateName is returned when a name is registered twice.
+	ErrDuplicateName = errors.New("jetrpc: method already registered")
+	// ErrEmptyName is returned for an empty method name.
+	ErrEmptyName = errors.New("jetrpc: empty method name")
+	// ErrSealed is returned when registering on a table that has begun
+	// dispatching: the table is read without locks from then on.
+	ErrSealed = errors.New("jetrpc: table already dispatching; register methods before serving")
+	// ErrBadType is returned for a params or result type that the table
+	// cannot decode or encode.
+	ErrBadType = errors.New("jetrpc: unsupported type")
+)

@@ -1,0 +1,437 @@
+package handler
+
+// NOTE: this file holds the value kinds that jetrpc decodes and encodes by
+// hand, with no reflection and no allocation per call: booleans, integers,
+// floats, strings and raw JSON. Everything else goes through sonic. Which
+// kind a Go type has is decided once, at registration (kindOf).
+
+import (
+	"encoding"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/jetrpc/jetrpc/parser"
+)
+
+// Raw is JSON text passed through verbatim.
+//
+// As a params type (or a params field) it receives the JSON value as it
+// came, without decoding; it is valid until the handler returns and must
+// not be modified; copy it to keep it. As a result type it is written into
+// the reply as it is, after a check that it is one valid JSON value; an
+// empty Raw is written as null.
+type Raw []byte
+
+// JSONAppender is implemented by result types that write their own JSON.
+// AppendJSON appends one valid JSON value to dst and returns the extended
+// buffer; jetrpc trusts it and does not validate it.
+type JSONAppender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+// vkind is a kind of value coded by hand.
+type vkind uint8
+
+const (
+	kSlow vkind = iota // through sonic
+	kBool
+	kInt
+	kInt8
+	kInt16
+	kInt32
+	kInt64
+	kUint
+	kUint8
+	kUint16
+	kUint32
+	kUint64
+	kFloat32
+	kFloat64
+	kString
+	kRaw     // Raw: aliases the message
+	kRawCopy // json.RawMessage: copied
+)
+
+var (
+	rawType            = reflect.TypeFor[Raw]()
+	jsonRawType        = reflect.TypeFor[json.RawMessage]()
+	unmarshalerType    = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalType  = reflect.TypeFor[encoding.TextUnmarshaler]()
+	marshalerType      = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType  = reflect.TypeFor[encoding.TextMarshaler]()
+	appenderType       = reflect.TypeFor[JSONAppender]()
+	errorInterfaceType = reflect.TypeFor[error]()
+)
+
+// kindOf returns the hand-coded kind of t, or kSlow. decoding selects the
+// rules for params (Unmarshalers) rather than results (Marshalers).
+func kindOf(t reflect.Type, decoding bool) vkind {
+	switch t {
+	case rawType:
+		return kRaw
+	case jsonRawType:
+		return kRawCopy
+	}
+	pt := reflect.PointerTo(t)
+	if decoding && (pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalType)) {
+		return kSlow
+	}
+	if !decoding && (t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
+		pt.Implements(marshalerType) || pt.Implements(textMarshalerType) || pt.Implements(appenderType)) {
+		return kSlow
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return kBool
+	case reflect.Int:
+		return kInt
+	case reflect.Int8:
+		return kInt8
+	case reflect.Int16:
+		return kInt16
+	case reflect.Int32:
+		return kInt32
+	case reflect.Int64:
+		return kInt64
+	case reflect.Uint:
+		return kUint
+	case reflect.Uint8:
+		return kUint8
+	case reflect.Uint16:
+		return kUint16
+	case reflect.Uint32:
+		return kUint32
+	case reflect.Uint64:
+		return kUint64
+	case reflect.Float32:
+		return kFloat32
+	case reflect.Float64:
+		return kFloat64
+	case reflect.String:
+		return kString
+	}
+	return kSlow
+}
+
+// Reasons for params that do not fit. Constants: no allocation.
+const (
+	reasonWantBool    = "expected a boolean"
+	reasonWantInt     = "expected an integer"
+	reasonWantUint    = "expected a non-negative integer"
+	reasonIntRange    = "integer out of range"
+	reasonWantNumber  = "expected a number"
+	reasonFloatRange  = "number out of range"
+	reasonWantString  = "expected a string"
+	reasonMissing     = "missing required param"
+	reasonWantArray   = "params must be an array"
+	reasonWantObject  = "params must be an object"
+	reasonNoParams    = "the method takes no params"
+	reasonBadValue    = "invalid value"
+	reasonNotFinite   = "result is not a finite number"
+	reasonInvalidRaw  = "raw result is not valid JSON"
+	reasonWantArrayOf = "expected an array"
+)
+
+// decodeValue decodes the JSON value raw into the value of kind k at ptr.
+// It returns "" or the reason the value does not fit. It never lets ptr
+// escape, so that params can live on the caller's stack. A null leaves the
+// value unchanged, as encoding/json does.
+func decodeValue(st *state, k vkind, ptr unsafe.Pointer, raw []byte) string {
+	switch k {
+	case kRaw:
+		*(*Raw)(ptr) = raw
+		return ""
+	case kRawCopy:
+		*(*json.RawMessage)(ptr) = append(json.RawMessage(nil), raw...)
+		return ""
+	}
+	if len(raw) == 0 {
+		return reasonBadValue
+	}
+	if raw[0] == 'n' {
+		return "" // null
+	}
+	switch k {
+	case kBool:
+		switch string(raw) {
+		case "true":
+			*(*bool)(ptr) = true
+		case "false":
+			*(*bool)(ptr) = false
+		default:
+			return reasonWantBool
+		}
+	case kInt, kInt8, kInt16, kInt32, kInt64:
+		v, reason := parseInt(raw)
+		if reason != "" {
+			return reason
+		}
+		switch k {
+		case kInt:
+			*(*int)(ptr) = int(v)
+		case kInt8:
+			if v < math.MinInt8 || v > math.MaxInt8 {
+				return reasonIntRange
+			}
+			*(*int8)(ptr) = int8(v)
+		case kInt16:
+			if v < math.MinInt16 || v > math.MaxInt16 {
+				return reasonIntRange
+			}
+			*(*int16)(ptr) = int16(v)
+		case kInt32:
+			if v < math.MinInt32 || v > math.MaxInt32 {
+				return reasonIntRange
+			}
+			*(*int32)(ptr) = int32(v)
+		default:
+			*(*int64)(ptr) = v
+		}
+	case kUint, kUint8, kUint16, kUint32, kUint64:
+		v, reason := parseUint(raw)
+		if reason != "" {
+			return reason
+		}
+		switch k {
+		case kUint:
+			*(*uint)(ptr) = uint(v)
+		case kUint8:
+			if v > math.MaxUint8 {
+				return reasonIntRange
+			}
+			*(*uint8)(ptr) = uint8(v)
+		case kUint16:
+			if v > math.MaxUint16 {
+				return reasonIntRange
+			}
+			*(*uint16)(ptr) = uint16(v)
+		case kUint32:
+			if v > math.MaxUint32 {
+				return reasonIntRange
+			}
+			*(*uint32)(ptr) = uint32(v)
+		default:
+			*(*uint64)(ptr) = v
+		}
+	case kFloat32, kFloat64:
+		if c := raw[0]; c != '-' && (c < '0' || c > '9') {
+			return reasonWantNumber
+		}
+		bits := 64
+		if k == kFloat32 {
+			bits = 32
+		}
+		f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(raw), len(raw)), bits)
+		if err != nil {
+			return reasonFloatRange
+		}
+		if k == kFloat32 {
+			*(*float32)(ptr) = float32(f)
+		} else {
+			*(*float64)(ptr) = f
+		}
+	case kString:
+		if raw[0] != '"' || len(raw) < 2 {
+			return reasonWantString
+		}
+		s := raw[1 : len(raw)-1]
+		for _, c := range s {
+			if c == '\\' {
+				st.scratch = parser.AppendUnquote(st.scratch[:0], s)
+				s = st.scratch
+				break
+			}
+		}
+		*(*string)(ptr) = string(s)
+	default:
+		return reasonBadValue
+	}
+	return ""
+}
+
+// parseInt parses a JSON number that must be an integer fitting int64.
+func parseInt(b []byte) (int64, string) {
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	u, reason := parseDigits(b, reasonWantInt)
+	if reason != "" {
+		return 0, reason
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, reasonIntRange
+		}
+		return -int64(u), ""
+	}
+	if u > math.MaxInt64 {
+		return 0, reasonIntRange
+	}
+	return int64(u), ""
+}
+
+// parseUint parses a JSON number that must be a non-negative integer.
+func parseUint(b []byte) (uint64, string) {
+	if b[0] == '-' {
+		if string(b) == "-0" {
+			return 0, ""
+		}
+		return 0, reasonWantUint
+	}
+	return parseDigits(b, reasonWantUint)
+}
+
+// parseDigits parses decimal digits into a uint64.
+func parseDigits(b []byte, want string) (uint64, string) {
+	if len(b) == 0 {
+		return 0, want
+	}
+	var u uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, want // a fraction, an exponent or not a number
+		}
+		if u > math.MaxUint64/10 {
+			return 0, reasonIntRange
+		}
+		u *= 10
+		d := uint64(c - '0')
+		if u > math.MaxUint64-d {
+			return 0, reasonIntRange
+		}
+		u += d
+	}
+	return u, ""
+}
+
+// appendValue appends the JSON encoding of the value of kind k at ptr. It
+// returns "" or the reason it cannot be encoded. It never lets ptr escape.
+func appendValue(dst []byte, k vkind, ptr unsafe.Pointer) ([]byte, string) {
+	switch k {
+	case kBool:
+		if *(*bool)(ptr) {
+			return append(dst, "true"...), ""
+		}
+		return append(dst, "false"...), ""
+	case kInt:
+		return strconv.AppendInt(dst, int64(*(*int)(ptr)), 10), ""
+	case kInt8:
+		return strconv.AppendInt(dst, int64(*(*int8)(ptr)), 10), ""
+	case kInt16:
+		return strconv.AppendInt(dst, int64(*(*int16)(ptr)), 10), ""
+	case kInt32:
+		return strconv.AppendInt(dst, int64(*(*int32)(ptr)), 10), ""
+	case kInt64:
+		return strconv.AppendInt(dst, *(*int64)(ptr), 10), ""
+	case kUint:
+		return strconv.AppendUint(dst, uint64(*(*uint)(ptr)), 10), ""
+	case kUint8:
+		return strconv.AppendUint(dst, uint64(*(*uint8)(ptr)), 10), ""
+	case kUint16:
+		return strconv.AppendUint(dst, uint64(*(*uint16)(ptr)), 10), ""
+	case kUint32:
+		return strconv.AppendUint(dst, uint64(*(*uint32)(ptr)), 10), ""
+	case kUint64:
+		return strconv.AppendUint(dst, *(*uint64)(ptr), 10), ""
+	case kFloat32:
+		return appendFloat(dst, float64(*(*float32)(ptr)), 32)
+	case kFloat64:
+		return appendFloat(dst, *(*float64)(ptr), 64)
+	case kString:
+		return AppendString(dst, *(*string)(ptr)), ""
+	case kRaw, kRawCopy:
+		return appendRaw(dst, *(*[]byte)(ptr))
+	}
+	return dst, reasonBadValue
+}
+
+// appendFloat formats f the way encoding/json does.
+func appendFloat(dst []byte, f float64, bits int) ([]byte, string) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return dst, reasonNotFinite
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) ||
+			bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, bits)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, ""
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string, escaped as encoding/json does
+// without HTML escaping: quotes, backslashes and control characters are
+// escaped, as are U+2028 and U+2029; invalid UTF-8 becomes U+FFFD.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// appendEscaped appends the content of s as a JSON string, without quotes.
+func appendEscaped(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, s[start:]...)
+}

@@ -1,0 +1,283 @@
+package handler
+
+// NOTE: registration turns a typed Go function into a *method: the params
+// plan and the result plan are built here, once, by reflection, and sonic
+// compiles its codecs (Pretouch) for every type it will see. The typed
+// struct's invoke is then the whole per-call path: decode, call, encode,
+// with no reflection and, for hand-coded kinds, no allocation.
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"sync"
+	"unsafe"
+
+	"github.com/bytedance/sonic/decoder"
+	"github.com/bytedance/sonic/encoder"
+)
+
+// MethodOption configures one method at registration.
+type MethodOption func(*methodConfig)
+
+type methodConfig struct {
+	inline bool
+	desc   string
+	params []string
+}
+
+// Inline marks a method as non-blocking: it runs on the caller of
+// Dispatch — in the engine, on the event loop itself, the fastest path
+// and the one without allocation. Only use it for methods that never
+// block (no I/O, no locks held long, no sleeping) and finish in
+// microseconds: while an inline method runs, every other connection of
+// its event loop waits. Without Inline a method is of the blocking class
+// and runs on the worker pool.
+func Inline() MethodOption { return func(c *methodConfig) { c.inline = true } }
+
+// Blocking marks a method as blocking, the default: it runs on the worker
+// pool, so that it may call databases or sleep without holding up other
+// requests.
+func Blocking() MethodOption { return func(c *methodConfig) { c.inline = false } }
+
+// Description sets the text MethodInfo reports for the method.
+func Description(text string) MethodOption { return func(c *methodConfig) { c.desc = text } }
+
+// ParamNames sets the param names MethodInfo reports, in position order.
+// By default they are the JSON names of the params struct fields.
+func ParamNames(names ...string) MethodOption {
+	return func(c *methodConfig) { c.params = append([]string(nil), names...) }
+}
+
+// Register adds the method name to t, served by fn. P is the params type:
+//
+//   - a struct: params by position (an Array, into the exported fields in
+//     order) or by name (an Object, into the fields by their json tag
+//     names, exact case; unknown members are ignored). A field is
+//     required unless it is a pointer, slice, map or interface or is
+//     tagged omitempty or omitzero; a missing required field is -32602.
+//     Untagged embedded structs are flattened as in encoding/json.
+//   - an array [N]T of booleans, numbers or strings: exactly N by position.
+//   - a slice: by position; a map with string keys: by name; an
+//     interface: either; decoded by sonic.
+//   - Raw: the params value verbatim (valid until fn returns);
+//     json.RawMessage: a copy of it.
+//
+// Params that do not fit P are answered with -32602 naming the param. R
+// is the result type: booleans, numbers, strings, Raw, json.RawMessage
+// and slices or arrays of them are encoded by hand without allocation;
+// types implementing JSONAppender write themselves; anything else is
+// encoded by sonic (as encoding/json would, without HTML escaping).
+//
+// Register panics if the name is empty, reserved ("rpc." prefix) or taken,
+// if the table has begun dispatching, or if P or R is unsupported: these
+// are programming errors found at start-up. TryRegister returns the
+// error instead.
+func Register[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts ...MethodOption) {
+	if err := TryRegister(t, name, fn, opts...); err != nil {
+		panic(err)
+	}
+}
+
+// TryRegister is Register returning the error instead of panicking.
+func TryRegister[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts ...MethodOption) error {
+	if fn == nil {
+		return fmt.Errorf("jetrpc: nil function for method %q", name)
+	}
+	return register(t, name, fn, opts)
+}
+
+// noParams is the params type of methods registered without params.
+type noParams struct{}
+
+// noResult is the result type of methods registered without a result:
+// always null.
+type noResult struct{}
+
+var noResultType = reflect.TypeFor[noResult]()
+
+// RegisterNoParams adds a method that takes no params (absent, [] or {};
+// anything else is -32602). It panics as Register does.
+func RegisterNoParams[R any](t *Table, name string, fn func(context.Context) (R, error), opts ...MethodOption) {
+	if err := TryRegisterNoParams(t, name, fn, opts...); err != nil {
+		panic(err)
+	}
+}
+
+// TryRegisterNoParams is RegisterNoParams returning the error.
+func TryRegisterNoParams[R any](t *Table, name string, fn func(context.Context) (R, error), opts ...MethodOption) error {
+	if fn == nil {
+		return fmt.Errorf("jetrpc: nil function for method %q", name)
+	}
+	return register(t, name, func(ctx context.Context, _ noParams) (R, error) { return fn(ctx) }, opts)
+}
+
+// RegisterNoResult adds a method whose result is always null, for methods
+// called for their effect (often as notifications). It panics as Register
+// does.
+func RegisterNoResult[P any](t *Table, name string, fn func(context.Context, P) error, opts ...MethodOption) {
+	if err := TryRegisterNoResult(t, name, fn, opts...); err != nil {
+		panic(err)
+	}
+}
+
+// TryRegisterNoResult is RegisterNoResult returning the error.
+func TryRegisterNoResult[P any](t *Table, name string, fn func(context.Context, P) error, opts ...MethodOption) error {
+	if fn == nil {
+		return fmt.Errorf("jetrpc: nil function for method %q", name)
+	}
+	return register(t, name, func(ctx context.Context, p P) (noResult, error) { return noResult{}, fn(ctx, p) }, opts)
+}
+
+func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts []MethodOption) error {
+	var cfg methodConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	pt, rt := reflect.TypeFor[P](), reflect.TypeFor[R]()
+	pp, err := buildParams(pt)
+	if err != nil {
+		return fmt.Errorf("jetrpc: method %q: %w", name, err)
+	}
+	rp, err := buildResult(rt)
+	if err != nil {
+		return fmt.Errorf("jetrpc: method %q: %w", name, err)
+	}
+	// Compile sonic's codecs now rather than on the first call (which
+	// would take milliseconds).
+	if !pp.fast {
+		if err := decoder.Pretouch(pt); err != nil {
+			return fmt.Errorf("jetrpc: method %q: params: %w", name, err)
+		}
+	}
+	if !rp.fast() && !rp.appender {
+		if err := encoder.Pretouch(rt); err != nil {
+			return fmt.Errorf("jetrpc: method %q: result: %w", name, err)
+		}
+	}
+	m := &typed[P, R]{fn: fn, pp: pp, rp: rp, name: name, table: t}
+	m.ppool.New = func() any { return new(P) }
+	m.rpool.New = func() any { return new(R) }
+	params := cfg.params
+	if params == nil {
+		params = pp.names()
+	}
+	return t.add(&method{
+		inline: cfg.inline,
+		info:   MethodInfo{Name: name, Description: cfg.desc, Params: params, Inline: cfg.inline},
+		impl:   m,
+	})
+}
+
+// method is a registered method. Immutable.
+type method struct {
+	inline bool
+	info   MethodInfo
+	impl   invoker
+}
+
+// invoker runs one call. invoke reads the request from st.req, and
+// appends the reply (nothing for a notification) to dst.
+type invoker interface {
+	invoke(st *state, ctx context.Context, dst []byte) []byte
+}
+
+// typed is a method compiled for its params type P and result type R.
+type typed[P, R any] struct {
+	fn    func(context.Context, P) (R, error)
+	pp    *paramsPlan
+	rp    *resultPlan
+	ppool sync.Pool // *P, for params that sonic decodes (must be on the heap)
+	rpool sync.Pool // *R, for results that sonic or AppendJSON encode
+	name  string
+	table *Table
+}
+
+func (m *typed[P, R]) invoke(st *state, ctx context.Context, dst []byte) []byte {
+	req := &st.req
+	var (
+		r     R
+		err   error
+		crash any
+	)
+	if m.pp.fast {
+		var p P // on the stack: decode does not let it escape
+		if e := m.pp.decode(st, unsafe.Pointer(&p), req.Params); e.bad() {
+			return m.paramsError(st, dst, e)
+		}
+		r, err, crash = m.call(ctx, p)
+	} else {
+		pp := m.ppool.Get().(*P)
+		e := m.pp.decode(st, unsafe.Pointer(pp), req.Params)
+		if !e.bad() {
+			e = m.pp.decodePending(st, unsafe.Pointer(pp))
+		} else {
+			clear(st.pending)
+			st.pending = st.pending[:0]
+		}
+		if e.bad() {
+			var zero P
+			*pp = zero
+			m.ppool.Put(pp)
+			return m.paramsError(st, dst, e)
+		}
+		r, err, crash = m.call(ctx, *pp)
+		var zero P
+		*pp = zero
+		m.ppool.Put(pp)
+	}
+	if crash != nil {
+		m.table.opts.Logger.Error("jetrpc: method panicked", "method", m.name, "panic", crash, "stack", string(debug.Stack()))
+		if req.Notification {
+			return dst
+		}
+		return appendErrorReply(dst, req.ID, req.Version, CodeInternalError, "Internal error", "the method panicked", nil)
+	}
+	if req.Notification {
+		return dst
+	}
+	if err != nil {
+		return m.table.appendHandlerError(st, dst, req, err)
+	}
+	start := len(dst)
+	dst = appendResultHead(dst, req.Version)
+	var reason string
+	if m.rp.fast() {
+		dst, reason = m.rp.appendFast(dst, unsafe.Pointer(&r))
+	} else {
+		rp := m.rpool.Get().(*R)
+		*rp = r
+		var direct any
+		if m.rp.pointer {
+			direct = *rp // pointer-shaped: no allocation
+		}
+		dst, reason = m.rp.appendSlow(st, dst, rp, direct)
+		var zero R
+		*rp = zero
+		m.rpool.Put(rp)
+	}
+	if reason != "" {
+		return appendErrorReply(dst[:start], req.ID, req.Version, CodeInternalError, "Internal error", reason, nil)
+	}
+	return appendReplyTail(dst, req.ID, req.Version)
+}
+
+// call runs fn, turning a panic into a value.
+func (m *typed[P, R]) call(ctx context.Context, p P) (r R, err error, crash any) {
+	defer func() {
+		if v := recover(); v != nil {
+			crash = v
+		}
+	}()
+	r, err = m.fn(ctx, p)
+	return r, err, nil
+}
+
+func (m *typed[P, R]) paramsError(st *state, dst []byte, e paramErr) []byte {
+	req := &st.req
+	if req.Notification {
+		return dst
+	}
+	return appendParamsError(dst, req.ID, req.Version, e)
+}

@@ -1,0 +1,197 @@
+package handler
+
+import (
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/pool"
+)
+
+// Defaults of the table options.
+const (
+	// DefaultMaxBatch is the most requests a batch may hold.
+	DefaultMaxBatch = 1000
+	// DefaultParallelBatch is the length above which a batch of inline
+	// methods is split into chunks of this many elements run in parallel
+	// on the worker pool.
+	DefaultParallelBatch = 64
+)
+
+// Options configures a Table. The zero value means the defaults.
+type Options struct {
+	// MaxBatch is the most requests a batch may hold; a longer batch gets
+	// one -32600 reply naming the limit. 0 means DefaultMaxBatch.
+	MaxBatch int
+	// MaxDepth limits the nesting of a message; 0 means
+	// parser.DefaultMaxDepth.
+	MaxDepth int
+	// RejectV1 answers JSON-RPC 1.0 requests with -32600 instead of
+	// serving them in 1.0 form.
+	RejectV1 bool
+	// ExposeErrors sends the text of errors that are not *Error in the
+	// -32603 message; by default the message is the generic "Internal
+	// error", lest internal details leak to clients.
+	ExposeErrors bool
+	// ParallelBatch is the batch length above which even inline methods
+	// run in parallel, in chunks of this many; 0 means
+	// DefaultParallelBatch.
+	ParallelBatch int
+	// Workers runs blocking methods and parallel batch elements; nil
+	// means a pool shared by all tables, started on first use with
+	// pool.DefaultWorkers goroutines and a queue of pool.DefaultQueue.
+	Workers *pool.Workers
+	// Logger receives handler panics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Option sets a field of Options.
+type Option func(*Options)
+
+// WithMaxBatch sets Options.MaxBatch.
+func WithMaxBatch(n int) Option { return func(o *Options) { o.MaxBatch = n } }
+
+// WithMaxDepth sets Options.MaxDepth.
+func WithMaxDepth(n int) Option { return func(o *Options) { o.MaxDepth = n } }
+
+// WithRejectV1 sets Options.RejectV1.
+func WithRejectV1(reject bool) Option { return func(o *Options) { o.RejectV1 = reject } }
+
+// WithExposeErrors sets Options.ExposeErrors.
+func WithExposeErrors(expose bool) Option { return func(o *Options) { o.ExposeErrors = expose } }
+
+// WithParallelBatch sets Options.ParallelBatch.
+func WithParallelBatch(n int) Option { return func(o *Options) { o.ParallelBatch = n } }
+
+// WithWorkers sets Options.Workers.
+func WithWorkers(w *pool.Workers) Option { return func(o *Options) { o.Workers = w } }
+
+// WithLogger sets Options.Logger.
+func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
+
+// Table is the method table: names mapped to compiled methods. Register
+// every method before the first Dispatch: from then on the table is read
+// without locks, from any goroutine, and further registration fails with
+// ErrSealed.
+type Table struct {
+	opts    Options            // immutable after NewTable
+	methods map[string]*method // guarded by mu until sealed, then immutable
+	mu      sync.Mutex         // serializes registration
+	sealed  atomic.Bool        // set by the first dispatch
+}
+
+// NewTable returns an empty table.
+func NewTable(opts ...Option) *Table {
+	t := &Table{methods: make(map[string]*method)}
+	for _, o := range opts {
+		o(&t.opts)
+	}
+	if t.opts.MaxBatch <= 0 {
+		t.opts.MaxBatch = DefaultMaxBatch
+	}
+	if t.opts.MaxDepth <= 0 {
+		t.opts.MaxDepth = parser.DefaultMaxDepth
+	}
+	if t.opts.ParallelBatch <= 0 {
+		t.opts.ParallelBatch = DefaultParallelBatch
+	}
+	if t.opts.Logger == nil {
+		t.opts.Logger = slog.Default()
+	}
+	return t
+}
+
+// Options returns the table's options, defaults filled in.
+func (t *Table) Options() Options { return t.opts }
+
+var (
+	sharedWorkersOnce sync.Once
+	sharedWorkers     *pool.Workers
+)
+
+// workers returns the pool that runs blocking and parallel work.
+func (t *Table) workers() *pool.Workers {
+	if t.opts.Workers != nil {
+		return t.opts.Workers
+	}
+	sharedWorkersOnce.Do(func() { sharedWorkers = pool.NewWorkers(0, -1) })
+	return sharedWorkers
+}
+
+// seal marks the table as dispatching.
+func (t *Table) seal() {
+	if !t.sealed.Load() {
+		t.sealed.Store(true)
+	}
+}
+
+// MethodInfo describes a registered method, for discovery.
+type MethodInfo struct {
+	// Name is the method name.
+	Name string
+	// Description is the text given with Description, if any.
+	Description string
+	// Params are the param names: those given with ParamNames, or the
+	// JSON names of the params struct fields in order.
+	Params []string
+	// Inline is true for methods registered with Inline.
+	Inline bool
+}
+
+// Methods returns the registered methods sorted by name.
+func (t *Table) Methods() []MethodInfo {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]MethodInfo, 0, len(t.methods))
+	for _, m := range t.methods {
+		info := m.info
+		info.Params = append([]string(nil), info.Params...)
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup reports whether name is registered and whether it is inline.
+func (t *Table) Lookup(name string) (found, inline bool) {
+	if !t.sealed.Load() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+	}
+	m := t.methods[name]
+	return m != nil, m != nil && m.inline
+}
+
+// add registers m under its name.
+func (t *Table) add(m *method) error {
+	switch {
+	case m.info.Name == "":
+		return ErrEmptyName
+	case strings.HasPrefix(m.info.Name, "rpc."):
+		return ErrReservedName
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sealed.Load() {
+		return ErrSealed
+	}
+	if _, dup := t.methods[m.info.Name]; dup {
+		return ErrDuplicateName
+	}
+	t.methods[m.info.Name] = m
+	return nil
+}
+
+// lookup finds the method of a valid request, decoding an escaped name
+// into st.name.
+func (t *Table) lookup(st *state, r *parser.Request) *method {
+	name := r.Method
+	if r.MethodEscaped {
+		st.name = r.AppendMethod(st.name[:0])
+		name = st.name
+	}
+	return t.methods[string(name)]
+}

@@ -1,0 +1,89 @@
+package handler_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
+)
+
+func demoTable(t testing.TB, opts ...handler.Option) *handler.Table {
+	t.Helper()
+	tab := handler.NewTable(opts...)
+	demo.Register(tab)
+	return tab
+}
+
+func vectors(t testing.TB) []demo.Vector {
+	t.Helper()
+	vs, err := demo.LoadVectors("../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) < 90 {
+		t.Fatalf("only %d vectors", len(vs))
+	}
+	return vs
+}
+
+// TestVectors runs every spec example and edge case of testdata through
+// Dispatch, and through DispatchInline with the fallback an event loop
+// uses.
+func TestVectors(t *testing.T) {
+	tab := demoTable(t)
+	for _, v := range vectors(t) {
+		t.Run(v.File+"/"+v.Name, func(t *testing.T) {
+			got := tab.Dispatch(context.Background(), nil, v.Request)
+			if err := demo.SameReply(got, v.Response); err != nil {
+				t.Fatalf("%s\nrequest %s\n%v", v.Note, v.Request, err)
+			}
+			out, ok := tab.DispatchInline(context.Background(), []byte("prefix"), v.Request)
+			if !ok {
+				if string(out) != "prefix" {
+					t.Fatalf("DispatchInline refused but wrote %q", out)
+				}
+				out = tab.Dispatch(context.Background(), out, v.Request)
+			}
+			if !bytes.HasPrefix(out, []byte("prefix")) {
+				t.Fatalf("the caller's buffer was overwritten: %q", out)
+			}
+			if err := demo.SameReply(out[len("prefix"):], v.Response); err != nil {
+				t.Fatalf("DispatchInline: %v", err)
+			}
+		})
+	}
+}
+
+// TestVectors_HTTP runs the vectors through the net/http adapter over a
+// real loopback socket.
+func TestVectors_HTTP(t *testing.T) {
+	srv := httptest.NewServer(handler.NewHTTPHandler(demoTable(t)))
+	defer srv.Close()
+	for _, v := range vectors(t) {
+		t.Run(v.File+"/"+v.Name, func(t *testing.T) {
+			resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(v.Request))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if v.Response == nil {
+				if resp.StatusCode != http.StatusNoContent || len(body) != 0 {
+					t.Fatalf("want 204 and no body, got %d %q", resp.StatusCode, body)
+				}
+				return
+			}
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("status %d content-type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			if err := demo.SameReply(body, v.Response); err != nil {
+				t.Fatalf("%s\n%v", v.Note, err)
+			}
+		})
+	}
+}

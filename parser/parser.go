@@ -1,0 +1,465 @@
+package parser
+
+// NOTE: Parse validates a whole message in one pass. For a single request
+// the pass over the top-level object also records the spans of its
+// envelope members (parseObject). For a batch the pass validates and counts
+// the elements; Iter then walks the elements again, parsing each one's
+// envelope with the same parseObject, so that no slice of requests is ever
+// built.
+
+import "bytes"
+
+// DefaultMaxDepth is the default limit on the nesting of arrays and objects
+// in a message, the top-level value included.
+const DefaultMaxDepth = 256
+
+// Kind says what a message is.
+type Kind uint8
+
+const (
+	// KindInvalid is a message that gets one error reply: Message.Err holds
+	// a -32700 fault (not JSON) or a -32600 fault (JSON, but neither an
+	// object nor a non-empty array).
+	KindInvalid Kind = iota
+	// KindSingle is one request object; Message.Request describes it.
+	KindSingle
+	// KindBatch is a non-empty array; Message.Iter walks its elements.
+	KindBatch
+)
+
+// String returns the name of the kind.
+func (k Kind) String() string {
+	switch k {
+	case KindSingle:
+		return "single"
+	case KindBatch:
+		return "batch"
+	}
+	return "invalid"
+}
+
+// Version is the protocol version of a request.
+type Version uint8
+
+const (
+	// Version2 is a JSON-RPC 2.0 request ("jsonrpc": "2.0").
+	Version2 Version = iota
+	// Version1 is a JSON-RPC 1.0 request: no jsonrpc member, params an
+	// Array, and an id (null for a notification).
+	Version1
+)
+
+// Parser parses JSON-RPC messages. The zero value is ready to use with the
+// defaults. A Parser keeps scratch memory between calls, so that parsing
+// allocates nothing in steady state; it must not be used by two goroutines
+// at once, and a Message it returned must not be iterated after the next
+// call of Parse.
+type Parser struct {
+	// MaxDepth limits the nesting of arrays and objects; 0 means
+	// DefaultMaxDepth. A message nested deeper is a -32600 fault (or a
+	// -32700 fault when it is also malformed).
+	MaxDepth int
+	// RejectV1 turns JSON-RPC 1.0 requests into -32600 faults. By default
+	// they are accepted as Version1 requests.
+	RejectV1 bool
+
+	stack  []uint64 // spill of the container bit stack beyond 256 levels
+	deepAt int      // offset where MaxDepth was first exceeded, or -1
+}
+
+func (p *Parser) maxDepth() int {
+	if p.MaxDepth > 0 {
+		return p.MaxDepth
+	}
+	return DefaultMaxDepth
+}
+
+// Request is a view of one request object. Its spans point into the
+// message given to Parse.
+type Request struct {
+	// Method is the content of the method string, between its quotes,
+	// escapes not decoded (see MethodEscaped and AppendMethod); nil when
+	// the member is absent or not a string.
+	Method []byte
+	// ID is the id value exactly as it appears in the message (quotes of a
+	// string included), nil when absent. In a faulty request it is nil
+	// unless the id member itself was read as valid.
+	ID []byte
+	// Params is the params value (an Array or an Object), nil when absent.
+	Params []byte
+	// Offset is the offset of the request object in the message.
+	Offset int
+	// Version is the protocol version.
+	Version Version
+	// Notification is true for a request that must get no reply: a valid
+	// 2.0 request without id, or a 1.0 request whose id is null.
+	Notification bool
+	// MethodEscaped is true when Method holds escape sequences.
+	MethodEscaped bool
+	// Err is the -32600 fault of an invalid request; Err.Code is 0 when
+	// the request is valid. An invalid request always gets a reply, with
+	// ID or null.
+	Err Error
+}
+
+// AppendMethod appends the decoded method name to dst.
+func (r *Request) AppendMethod(dst []byte) []byte {
+	if !r.MethodEscaped {
+		return append(dst, r.Method...)
+	}
+	return AppendUnquote(dst, r.Method)
+}
+
+// Message is the result of Parse: one request, a batch, or a fault. Its
+// spans point into the message given to Parse.
+//
+// The returned Message is valid until the message is modified or the
+// Parser is used again and must not be modified; copy it to keep it.
+type Message struct {
+	// Kind says which of the other fields apply.
+	Kind Kind
+	// Err is the fault of a KindInvalid message.
+	Err Error
+	// Request is the request of a KindSingle message.
+	Request Request
+	// Len is the number of elements of a KindBatch message (at least 1).
+	Len int
+
+	p     *Parser
+	text  []byte
+	first int // offset of the first batch element
+}
+
+// Parse validates msg as one JSON text (RFC 8259, UTF-8 only; a leading
+// byte order mark and surrounding whitespace are ignored) and classifies
+// it as a single request, a batch, or a fault. Parse allocates nothing in
+// steady state.
+//
+// The returned Message is valid until msg is modified or p is used again
+// and must not be modified; copy it to keep it.
+func (p *Parser) Parse(msg []byte) Message {
+	p.deepAt = -1
+	i := 0
+	if bytes.HasPrefix(msg, bom) {
+		i = len(bom)
+	}
+	i = skipSpace(msg, i)
+	if i >= len(msg) {
+		return Message{Err: fault(CodeParse, i, reasonEmpty)}
+	}
+	switch msg[i] {
+	case '{':
+		var m Message
+		m.Kind = KindSingle
+		end, f := p.parseObject(msg, i, 0, &m.Request)
+		if f.Code == 0 {
+			f = trailing(msg, end)
+		}
+		if f.Code != 0 {
+			return Message{Err: f}
+		}
+		return m
+	case '[':
+		return p.parseBatch(msg, i)
+	}
+	end, f := p.skip(msg, i, 0)
+	if f.Code == 0 {
+		f = trailing(msg, end)
+	}
+	if f.Code != 0 {
+		return Message{Err: f}
+	}
+	return Message{Err: fault(CodeInvalid, i, reasonNotRequest)}
+}
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// trailing reports a fault when anything but whitespace follows offset i.
+func trailing(b []byte, i int) Error {
+	if i = skipSpace(b, i); i < len(b) {
+		return fault(CodeParse, i, reasonAfterValue)
+	}
+	return Error{}
+}
+
+// parseBatch validates the array at b[i] and counts its elements.
+func (p *Parser) parseBatch(b []byte, i int) Message {
+	start := i
+	i = skipSpace(b, i+1)
+	first := i
+	count := 0
+	if i < len(b) && b[i] == ']' {
+		if f := trailing(b, i+1); f.Code != 0 {
+			return Message{Err: f}
+		}
+		return Message{Err: fault(CodeInvalid, start, reasonEmptyBatch)}
+	}
+	for {
+		var f Error
+		if i, f = p.skip(b, i, 1); f.Code != 0 {
+			return Message{Err: f}
+		}
+		count++
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return Message{Err: fault(CodeParse, i, reasonEOF)}
+		}
+		if b[i] == ']' {
+			break
+		}
+		if b[i] != ',' {
+			return Message{Err: fault(CodeParse, i, reasonArrayNext)}
+		}
+		i++
+	}
+	if f := trailing(b, i+1); f.Code != 0 {
+		return Message{Err: f}
+	}
+	return Message{Kind: KindBatch, Len: count, p: p, text: b, first: first}
+}
+
+// Iter returns an iterator over the elements of a KindBatch message. For
+// other kinds the iterator is empty.
+func (m *Message) Iter() Iter {
+	if m.Kind != KindBatch {
+		return Iter{}
+	}
+	return Iter{p: m.p, b: m.text, i: m.first}
+}
+
+// Iter walks the elements of a batch. Use it as
+//
+//	for it := m.Iter(); it.Next(); {
+//		r := it.Request()
+//		...
+//	}
+type Iter struct {
+	p   *Parser
+	b   []byte
+	i   int
+	req Request
+}
+
+// Next advances to the next element and reports whether there is one.
+func (it *Iter) Next() bool {
+	if it.p == nil {
+		return false
+	}
+	b := it.b
+	i := skipSpace(b, it.i)
+	if i >= len(b) || b[i] == ']' {
+		it.p = nil
+		return false
+	}
+	it.req = Request{}
+	var end int
+	if b[i] == '{' {
+		end, _ = it.p.parseObject(b, i, 1, &it.req)
+	} else {
+		end, _ = it.p.skip(b, i, 1)
+		it.req.Offset = i
+		it.req.Err = fault(CodeInvalid, i, reasonNotRequest)
+	}
+	end = skipSpace(b, end)
+	if end < len(b) && b[end] == ',' {
+		end++
+	}
+	it.i = end
+	return true
+}
+
+// Request returns the current element.
+//
+// The returned Request is valid until the message is modified and must not
+// be modified; copy it to keep it.
+func (it *Iter) Request() Request { return it.req }
+
+// Envelope members, as bits of a seen mask.
+const (
+	memJSONRPC = 1 << iota
+	memMethod
+	memParams
+	memID
+)
+
+// memberOf names the envelope member a key denotes, or 0.
+func memberOf(key []byte, escaped bool) int {
+	if escaped {
+		var buf [64]byte
+		if len(key) > 6*8 { // no envelope name needs more escaped bytes
+			return 0
+		}
+		key = AppendUnquote(buf[:0], key)
+	}
+	switch string(key) {
+	case "jsonrpc":
+		return memJSONRPC
+	case "method":
+		return memMethod
+	case "params":
+		return memParams
+	case "id":
+		return memID
+	}
+	return 0
+}
+
+// parseObject validates the object at b[i] (depth containers enclose it)
+// and records its envelope in r. It returns the offset past the object and
+// a syntax fault; envelope faults go into r.Err.
+func (p *Parser) parseObject(b []byte, i, depth int, r *Request) (int, Error) {
+	r.Offset = i
+	saved := p.deepAt
+	p.deepAt = -1
+	depth++
+	if depth > p.maxDepth() {
+		p.deepAt = i
+	}
+	n := len(b)
+	var (
+		seen    int
+		version bool
+		idBad   bool
+		inv     Error // first envelope fault
+		f       Error
+	)
+	note := func(off int, reason string) {
+		if inv.Code == 0 {
+			inv = fault(CodeInvalid, off, reason)
+		}
+	}
+	i = skipSpace(b, i+1)
+	if i < n && b[i] == '}' {
+		i++
+		goto done
+	}
+	for {
+		if i >= n {
+			return i, fault(CodeParse, n, reasonEOF)
+		}
+		if b[i] != '"' {
+			return i, fault(CodeParse, i, reasonObjectKey)
+		}
+		ks := i
+		var esc bool
+		if i, esc, f = scanString(b, i); f.Code != 0 {
+			return i, f
+		}
+		mem := memberOf(b[ks+1:i-1], esc)
+		i = skipSpace(b, i)
+		if i >= n {
+			return i, fault(CodeParse, n, reasonEOF)
+		}
+		if b[i] != ':' {
+			return i, fault(CodeParse, i, reasonColon)
+		}
+		vs := skipSpace(b, i+1)
+		if i, f = p.skip(b, vs, depth); f.Code != 0 {
+			return i, f
+		}
+		if mem != 0 {
+			v := b[vs:i]
+			if seen&mem != 0 {
+				switch mem {
+				case memJSONRPC:
+					note(ks, reasonDupJSONRPC)
+				case memMethod:
+					note(ks, reasonDupMethod)
+				case memParams:
+					note(ks, reasonDupParams)
+				case memID:
+					note(ks, reasonDupID)
+					idBad = true
+				}
+			}
+			seen |= mem
+			switch mem {
+			case memJSONRPC:
+				version = isVersion2(v)
+				if !version {
+					note(vs, reasonVersion)
+				}
+			case memMethod:
+				if v[0] == '"' {
+					r.Method = v[1 : len(v)-1]
+					r.MethodEscaped = bytes.IndexByte(r.Method, '\\') >= 0
+				} else {
+					r.Method = nil
+					note(vs, reasonMethodType)
+				}
+			case memParams:
+				if v[0] == '[' || v[0] == '{' {
+					r.Params = v
+				} else {
+					r.Params = nil
+					note(vs, reasonParamsType)
+				}
+			case memID:
+				switch c := v[0]; {
+				case c == '"' || c == 'n' || c == '-' || isDigit(c):
+					r.ID = v
+				default:
+					r.ID = nil
+					idBad = true
+					note(vs, reasonIDType)
+				}
+			}
+		}
+		i = skipSpace(b, i)
+		if i >= n {
+			return i, fault(CodeParse, n, reasonEOF)
+		}
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if b[i] == '}' {
+			i++
+			break
+		}
+		return i, fault(CodeParse, i, reasonObjectNext)
+	}
+
+done:
+	if p.deepAt >= 0 && inv.Code == 0 {
+		inv = fault(CodeInvalid, p.deepAt, reasonDepth)
+	}
+	p.deepAt = saved
+	if seen&memJSONRPC == 0 {
+		v1 := !p.RejectV1 && seen&memID != 0 && !idBad && len(r.Params) > 0 && r.Params[0] == '['
+		if v1 {
+			r.Version = Version1
+		} else {
+			note(r.Offset, reasonNoVersion)
+		}
+	}
+	if seen&memMethod == 0 {
+		note(r.Offset, reasonNoMethod)
+	}
+	if idBad {
+		r.ID = nil
+	}
+	if inv.Code != 0 {
+		r.Err = inv
+		return i, Error{}
+	}
+	switch r.Version {
+	case Version1:
+		r.Notification = r.ID[0] == 'n'
+	default:
+		r.Notification = r.ID == nil
+	}
+	return i, Error{}
+}
+
+// isVersion2 reports whether the JSON value v is the string "2.0".
+func isVersion2(v []byte) bool {
+	if string(v) == `"2.0"` {
+		return true
+	}
+	if len(v) < 2 || v[0] != '"' || len(v) > 32 {
+		return false
+	}
+	var buf [32]byte
+	return string(AppendUnquote(buf[:0], v[1:len(v)-1])) == "2.0"
+}
