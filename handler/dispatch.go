@@ -31,6 +31,8 @@ type state struct {
 	pending []pend          // values left for sonic
 	elems   []element       // batch elements
 	segs    []segment       // batch segments
+	lastT   *Table          // the table of the last lookup
+	lastM   *method         // the method found by the last lookup
 	wg      sync.WaitGroup  // batch segments on workers
 }
 
@@ -63,10 +65,17 @@ func putState(st *state) {
 	clear(st.elems)
 	st.elems = st.elems[:0]
 	st.dec.Reset("")
-	for _, b := range []*[]byte{&st.scratch, &st.keybuf, &st.name, &st.enc} {
-		if cap(*b) > maxScratch {
-			*b = nil
-		}
+	if cap(st.scratch) > maxScratch {
+		st.scratch = nil
+	}
+	if cap(st.keybuf) > maxScratch {
+		st.keybuf = nil
+	}
+	if cap(st.name) > maxScratch {
+		st.name = nil
+	}
+	if cap(st.enc) > maxScratch {
+		st.enc = nil
 	}
 	states.Put(st)
 }

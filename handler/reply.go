@@ -141,17 +141,19 @@ func (t *Table) appendHandlerError(st *state, dst []byte, req *parser.Request, e
 
 // appendData encodes the data of an *Error into st.enc.
 func appendData(st *state, v any) ([]byte, string) {
-	st.enc = st.enc[:0]
+	reason := ""
 	switch d := v.(type) {
 	case Raw:
-		return appendRaw(st.enc, d)
+		st.enc, reason = appendRaw(st.enc[:0], d)
 	case json.RawMessage:
-		return appendRaw(st.enc, d)
+		st.enc, reason = appendRaw(st.enc[:0], d)
 	case string:
-		return AppendString(st.enc, d), ""
+		st.enc = AppendString(st.enc[:0], d)
+	default:
+		st.enc = st.enc[:0]
+		if err := encoder.EncodeInto(&st.enc, v, sonicOptions); err != nil {
+			return nil, reasonBadValue
+		}
 	}
-	if err := encoder.EncodeInto(&st.enc, v, sonicOptions); err != nil {
-		return nil, reasonBadValue
-	}
-	return st.enc, ""
+	return st.enc, reason
 }

@@ -193,5 +193,14 @@ func (t *Table) lookup(st *state, r *parser.Request) *method {
 		st.name = r.AppendMethod(st.name[:0])
 		name = st.name
 	}
-	return t.methods[string(name)]
+	// A connection or a benchmark tends to call one method again and
+	// again: remember the last one found and skip the hash.
+	if m := st.lastM; m != nil && st.lastT == t && m.info.Name == string(name) {
+		return m
+	}
+	m := t.methods[string(name)]
+	if m != nil {
+		st.lastT, st.lastM = t, m
+	}
+	return m
 }

@@ -94,4 +94,3 @@ func TestFramer_tooLarge(t *testing.T) {
 		t.Fatalf("whitespace: %v", st)
 	}
 }
-

@@ -196,7 +196,13 @@ func (p *Parser) parseBatch(b []byte, i int) Message {
 	}
 	for {
 		var f Error
-		if i, f = p.skip(b, i, 1); f.Code != 0 {
+		if i < len(b) && b[i] == '{' {
+			var r Request // envelope discarded: Iter parses it again
+			i, f = p.parseObject(b, i, 1, &r)
+		} else {
+			i, f = p.skip(b, i, 1)
+		}
+		if f.Code != 0 {
 			return Message{Err: f}
 		}
 		count++
@@ -323,11 +329,6 @@ func (p *Parser) parseObject(b []byte, i, depth int, r *Request) (int, Error) {
 		inv     Error // first envelope fault
 		f       Error
 	)
-	note := func(off int, reason string) {
-		if inv.Code == 0 {
-			inv = fault(CodeInvalid, off, reason)
-		}
-	}
 	i = skipSpace(b, i+1)
 	if i < n && b[i] == '}' {
 		i++
@@ -341,58 +342,98 @@ func (p *Parser) parseObject(b []byte, i, depth int, r *Request) (int, Error) {
 			return i, fault(CodeParse, i, reasonObjectKey)
 		}
 		ks := i
-		var esc bool
-		if i, esc, f = scanString(b, i); f.Code != 0 {
-			return i, f
+		mem := 0
+		// The envelope names as they usually come, without escapes:
+		// recognized without a full string scan.
+		switch rest := b[i+1:]; {
+		case len(rest) >= 8 && string(rest[:8]) == `jsonrpc"`:
+			mem, i = memJSONRPC, i+9
+		case len(rest) >= 7 && string(rest[:7]) == `method"`:
+			mem, i = memMethod, i+8
+		case len(rest) >= 7 && string(rest[:7]) == `params"`:
+			mem, i = memParams, i+8
+		case len(rest) >= 3 && string(rest[:3]) == `id"`:
+			mem, i = memID, i+4
+		default:
+			var kesc bool
+			if i, kesc, f = scanString(b, i); f.Code != 0 {
+				return i, f
+			}
+			mem = memberOf(b[ks+1:i-1], kesc)
 		}
-		mem := memberOf(b[ks+1:i-1], esc)
-		i = skipSpace(b, i)
-		if i >= n {
-			return i, fault(CodeParse, n, reasonEOF)
+		if i < n && b[i] == ':' {
+			i++
+		} else {
+			i = skipSpace(b, i)
+			if i >= n {
+				return i, fault(CodeParse, n, reasonEOF)
+			}
+			if b[i] != ':' {
+				return i, fault(CodeParse, i, reasonColon)
+			}
+			i++
 		}
-		if b[i] != ':' {
-			return i, fault(CodeParse, i, reasonColon)
+		vs := skipSpace(b, i)
+		esc := false
+		if vs >= n {
+			return vs, fault(CodeParse, n, reasonEOF)
 		}
-		vs := skipSpace(b, i+1)
-		if i, f = p.skip(b, vs, depth); f.Code != 0 {
-			return i, f
+		// Scalars are scanned here; containers by the generic walk.
+		switch c := b[vs]; {
+		case c == '"':
+			if mem == memJSONRPC && n-vs >= 5 && string(b[vs:vs+5]) == `"2.0"` {
+				i = vs + 5
+			} else if i, esc, f = scanString(b, vs); f.Code != 0 {
+				return i, f
+			}
+		case c == '-' || isDigit(c):
+			if i, f = scanNumber(b, vs); f.Code != 0 {
+				return i, f
+			}
+		default:
+			if i, f = p.skip(b, vs, depth); f.Code != 0 {
+				return i, f
+			}
 		}
 		if mem != 0 {
 			v := b[vs:i]
 			if seen&mem != 0 {
+				reason := reasonDupID
 				switch mem {
 				case memJSONRPC:
-					note(ks, reasonDupJSONRPC)
+					reason = reasonDupJSONRPC
 				case memMethod:
-					note(ks, reasonDupMethod)
+					reason = reasonDupMethod
 				case memParams:
-					note(ks, reasonDupParams)
-				case memID:
-					note(ks, reasonDupID)
+					reason = reasonDupParams
+				default:
 					idBad = true
+				}
+				if inv.Code == 0 {
+					inv = fault(CodeInvalid, ks, reason)
 				}
 			}
 			seen |= mem
+			reason := ""
 			switch mem {
 			case memJSONRPC:
-				version = isVersion2(v)
-				if !version {
-					note(vs, reasonVersion)
+				if version = isVersion2(v); !version {
+					reason = reasonVersion
 				}
 			case memMethod:
 				if v[0] == '"' {
 					r.Method = v[1 : len(v)-1]
-					r.MethodEscaped = bytes.IndexByte(r.Method, '\\') >= 0
+					r.MethodEscaped = esc
 				} else {
 					r.Method = nil
-					note(vs, reasonMethodType)
+					reason = reasonMethodType
 				}
 			case memParams:
 				if v[0] == '[' || v[0] == '{' {
 					r.Params = v
 				} else {
 					r.Params = nil
-					note(vs, reasonParamsType)
+					reason = reasonParamsType
 				}
 			case memID:
 				switch c := v[0]; {
@@ -401,8 +442,11 @@ func (p *Parser) parseObject(b []byte, i, depth int, r *Request) (int, Error) {
 				default:
 					r.ID = nil
 					idBad = true
-					note(vs, reasonIDType)
+					reason = reasonIDType
 				}
+			}
+			if reason != "" && inv.Code == 0 {
+				inv = fault(CodeInvalid, vs, reason)
 			}
 		}
 		i = skipSpace(b, i)
@@ -430,11 +474,13 @@ done:
 		if v1 {
 			r.Version = Version1
 		} else {
-			note(r.Offset, reasonNoVersion)
+			if inv.Code == 0 {
+				inv = fault(CodeInvalid, r.Offset, reasonNoVersion)
+			}
 		}
 	}
-	if seen&memMethod == 0 {
-		note(r.Offset, reasonNoMethod)
+	if seen&memMethod == 0 && inv.Code == 0 {
+		inv = fault(CodeInvalid, r.Offset, reasonNoMethod)
 	}
 	if idBad {
 		r.ID = nil

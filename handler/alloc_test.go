@@ -1,0 +1,72 @@
+//go:build !race
+
+package handler_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jetrpc/jetrpc/handler"
+)
+
+// TestDispatch_zeroAllocs guards the promise that a request to an inline
+// method with hand-coded params and result allocates nothing, and neither
+// do the error replies.
+func TestDispatch_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	tab := demoTable(t)
+	strs := []string{"a\"b", "é", "\n"}
+	handler.Register(tab, "strs", func(context.Context, struct{}) ([]string, error) { return strs, nil }, handler.Inline())
+	appErr := &handler.Error{Code: 7, Message: "app", Data: handler.Raw(`{"k":[1,2]}`)}
+	handler.Register(tab, "apperr", func(context.Context, struct{}) (int, error) { return 0, appErr }, handler.Inline())
+	handler.Register(tab, "floats", func(_ context.Context, p struct {
+		X float64 `json:"x"`
+		Y float32 `json:"y"`
+		B bool    `json:"b"`
+		U uint16  `json:"u"`
+	}) ([3]float64, error) {
+		return [3]float64{p.X, float64(p.Y), float64(p.U)}, nil
+	}, handler.Inline())
+	handler.Register(tab, "appender", func(context.Context, struct{}) (appendInt, error) { return 7, nil }, handler.Inline())
+	cases := map[string]string{
+		"add":              string(msgAdd),
+		"subtract-named":   string(msgSubtractName),
+		"notification":     string(msgNotification),
+		"batch10-add":      string(msgBatch10Add),
+		"echo":             string(msgEcho),
+		"get_data":         `{"jsonrpc":"2.0","method":"get_data","id":9}`,
+		"escaped method":   `{"jsonrpc":"2.0","method":"su\u0062tract","params":[42,23],"id":1}`,
+		"string results":   `{"jsonrpc":"2.0","method":"strs","id":1}`,
+		"floats":           `{"jsonrpc":"2.0","method":"floats","params":{"x":1.5e300,"y":2.5,"b":true,"u":7},"id":1}`,
+		"appender":         `{"jsonrpc":"2.0","method":"appender","id":1}`,
+		"v1":               `{"method":"add","params":[1,2],"id":1}`,
+		"method not found": `{"jsonrpc":"2.0","method":"nope","id":1}`,
+		"parse error":      `{"jsonrpc":"2.0","method":`,
+		"invalid request":  `{"jsonrpc":"2.0","method":1,"id":1}`,
+		"invalid params":   `{"jsonrpc":"2.0","method":"add","params":[1,"x"],"id":1}`,
+		"app error":        `{"jsonrpc":"2.0","method":"apperr","id":1}`,
+		"batch of faults":  `[1,{"jsonrpc":"2.0","method":"nope","id":1},{"jsonrpc":"2.0","method":"add","params":[1],"id":2}]`,
+		"all-notification": `[{"jsonrpc":"2.0","method":"add","params":[1,2]},{"jsonrpc":"2.0","method":"update"}]`,
+	}
+	ctx := context.Background()
+	buf := make([]byte, 0, 8192)
+	for name, msg := range cases {
+		b := []byte(msg)
+		buf = tab.Dispatch(ctx, buf[:0], b)
+		if got := testing.AllocsPerRun(200, func() { buf = tab.Dispatch(ctx, buf[:0], b) }); got != 0 {
+			t.Errorf("%s: %v allocs per Dispatch, want 0 (reply %s)", name, got, buf)
+		}
+		if got := testing.AllocsPerRun(200, func() { buf, _ = tab.DispatchInline(ctx, buf[:0], b) }); got != 0 {
+			t.Errorf("%s: %v allocs per DispatchInline, want 0", name, got)
+		}
+	}
+}
+
+// appendInt is a result type that writes its own JSON.
+type appendInt int
+
+func (a appendInt) AppendJSON(dst []byte) ([]byte, error) {
+	return append(dst, byte('0'+a)), nil
+}
