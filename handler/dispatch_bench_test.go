@@ -176,4 +176,3 @@ func runAsTest(t *testing.T, run func(*testing.B)) {
 		t.Fatal("benchmark failed")
 	}
 }
-

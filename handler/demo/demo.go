@@ -98,4 +98,3 @@ func Register(t *handler.Table) {
 		return struct{}{}, e
 	}, inline, handler.Description("fails with an application error whose data are the params"))
 }
-
