@@ -25,6 +25,7 @@ type state struct {
 	req     parser.Request  // the request being run; spans into the message
 	scratch []byte          // unescaped strings
 	keybuf  []byte          // unescaped member names
+	quoted  []byte          // unquoted values of ",string" fields
 	name    []byte          // unescaped method names
 	enc     []byte          // sonic output
 	seen    []uint64        // fields given, by bit
@@ -70,6 +71,9 @@ func putState(st *state) {
 	}
 	if cap(st.keybuf) > maxScratch {
 		st.keybuf = nil
+	}
+	if cap(st.quoted) > maxScratch {
+		st.quoted = nil
 	}
 	if cap(st.name) > maxScratch {
 		st.name = nil

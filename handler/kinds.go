@@ -133,7 +133,8 @@ const (
 	reasonBadValue    = "invalid value"
 	reasonNotFinite   = "result is not a finite number"
 	reasonInvalidRaw  = "raw result is not valid JSON"
-	reasonWantArrayOf = "expected an array"
+	reasonPanicked    = "encoding the result panicked"
+	reasonWantQuoted  = "expected a value quoted in a string (json tag option \"string\")"
 )
 
 // decodeValue decodes the JSON value raw into the value of kind k at ptr.
@@ -278,10 +279,7 @@ func parseInt(b []byte) (int64, string) {
 // parseUint parses a JSON number that must be a non-negative integer.
 func parseUint(b []byte) (uint64, string) {
 	if b[0] == '-' {
-		if string(b) == "-0" {
-			return 0, ""
-		}
-		return 0, reasonWantUint
+		return 0, reasonWantUint // even -0, as encoding/json
 	}
 	return parseDigits(b, reasonWantUint)
 }

@@ -37,6 +37,7 @@ type field struct {
 	kind     vkind          // hand-coded kind, or kSlow
 	ptrType  unsafe.Pointer // type word of *T for sonic (kSlow only)
 	required bool           // not a pointer, slice, map or interface, and not omitempty/omitzero
+	quoted   bool           // the ",string" option: the value comes inside a JSON string
 }
 
 // paramsPlan says how to decode params into a P. Immutable after build.
@@ -99,10 +100,17 @@ func buildParams(t reflect.Type) (*paramsPlan, error) {
 	case k == kRaw || k == kRawCopy:
 		pl.shape, pl.elem, pl.fast = shapeRaw, k, true
 		return pl, nil
+	case t.Kind() == reflect.Struct && (reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalType)):
+		// The type decodes itself (UnmarshalJSON or UnmarshalText).
+		pl.shape, pl.ptrType = shapeSonic, typeWord(t)
+		return pl, nil
+	case t.Kind() == reflect.Array && t.Len() == 0:
+		pl.shape, pl.fast = shapeNone, true
+		return pl, nil
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if err := pl.addFields(t, 0); err != nil {
+		if err := pl.addFields(t); err != nil {
 			return nil, err
 		}
 		if len(pl.fields) == 0 {
@@ -175,9 +183,49 @@ func jsonName(sf reflect.StructField) string {
 	return name
 }
 
-// addFields adds the exported fields of struct t at offset base, flattening
-// untagged embedded structs the way encoding/json does.
-func (pl *paramsPlan) addFields(t reflect.Type, base uintptr) error {
+// candidate is a struct field that may become a params field.
+type candidate struct {
+	field
+	depth  int  // embedding depth
+	tagged bool // named by a json tag
+}
+
+// addFields adds the params fields of struct t, flattening embedded
+// structs by encoding/json's rules: of the fields with one name, the
+// shallowest wins, then the one named by a tag; when that leaves several,
+// none is used.
+func (pl *paramsPlan) addFields(t reflect.Type) error {
+	var cands []candidate
+	if err := collectFields(t, 0, 0, &cands); err != nil {
+		return err
+	}
+	best := map[string]int{} // name → index in cands of the winner, or -1
+	for i, c := range cands {
+		j, seen := best[c.name]
+		switch {
+		case !seen:
+			best[c.name] = i
+		case j < 0:
+			if cands[-j-2].depth > c.depth { // a shallower field ends the ambiguity
+				best[c.name] = i
+			}
+		case c.depth < cands[j].depth, c.depth == cands[j].depth && c.tagged && !cands[j].tagged:
+			best[c.name] = i
+		case c.depth == cands[j].depth && c.tagged == cands[j].tagged:
+			best[c.name] = -j - 2 // ambiguous at this depth: remember the depth
+		}
+	}
+	for i, c := range cands {
+		if best[c.name] == i {
+			pl.fields = append(pl.fields, c.field)
+		}
+	}
+	return nil
+}
+
+// collectFields lists the candidate fields of t, depth first, in the order
+// encoding/json uses.
+func collectFields(t reflect.Type, base uintptr, depth int, out *[]candidate) error {
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag := sf.Tag.Get("json")
@@ -185,26 +233,26 @@ func (pl *paramsPlan) addFields(t reflect.Type, base uintptr) error {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		if sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct {
-			if err := pl.addFields(sf.Type, base+sf.Offset); err != nil {
-				return err
+		if sf.Anonymous && name == "" {
+			switch ft := sf.Type; {
+			case ft.Kind() == reflect.Struct:
+				if err := collectFields(ft, base+sf.Offset, depth+1, out); err != nil {
+					return err
+				}
+				continue
+			case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct:
+				return typeError(t, "embedded pointer "+ft.String()+" in params: embed the struct by value")
 			}
-			continue
 		}
 		if !sf.IsExported() {
 			continue
 		}
-		if name == "" {
+		tagged := name != ""
+		if !tagged {
 			name = sf.Name
 		}
-		dup := false
-		for _, f := range pl.fields {
-			dup = dup || f.name == name
-		}
-		if dup {
-			continue // the shallower field wins, as in encoding/json
-		}
-		optional := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
+		has := func(opt string) bool { return strings.Contains(","+opts+",", ","+opt+",") }
+		optional := has("omitempty") || has("omitzero")
 		switch sf.Type.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
 			optional = true
@@ -216,10 +264,13 @@ func (pl *paramsPlan) addFields(t reflect.Type, base uintptr) error {
 			kind:     kindOf(sf.Type, true),
 			required: !optional,
 		}
+		if has("string") && f.kind >= kBool && f.kind <= kString {
+			f.quoted = true // as encoding/json: only for scalar kinds
+		}
 		if f.kind == kSlow {
 			f.ptrType = typeWord(sf.Type)
 		}
-		pl.fields = append(pl.fields, f)
+		*out = append(*out, candidate{field: f, depth: depth, tagged: tagged})
 	}
 	return nil
 }
@@ -356,6 +407,16 @@ func (pl *paramsPlan) decodeField(st *state, ptr unsafe.Pointer, i int, v []byte
 	if f.kind == kSlow {
 		st.pending = append(st.pending, pend{field: i, raw: v})
 		return paramErr{}
+	}
+	if f.quoted && v[0] != 'n' {
+		if v[0] != '"' {
+			return paramErr{label: f.label, reason: reasonWantQuoted}
+		}
+		st.quoted = parser.AppendUnquote(st.quoted[:0], v[1:len(v)-1])
+		v = st.quoted
+		if len(v) == 0 || (f.kind == kString && !parser.Valid(v)) {
+			return paramErr{label: f.label, reason: reasonWantQuoted}
+		}
 	}
 	if r := decodeValue(st, f.kind, unsafe.Add(ptr, f.offset), v); r != "" {
 		return paramErr{label: f.label, reason: r}

@@ -43,8 +43,8 @@ func buildResult(t reflect.Type) (*resultPlan, error) {
 		return rp, nil
 	}
 	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && t.Elem() == reflect.TypeFor[byte]() {
-			return rp, nil // []byte is base64 in JSON: sonic does it
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			return rp, nil // byte slices are base64 in JSON: sonic does it
 		}
 		if k := kindOf(t.Elem(), false); k != kSlow {
 			rp.seq, rp.elem, rp.elemSize = true, k, t.Elem().Size()
@@ -100,7 +100,17 @@ const sonicOptions = encoder.CompactMarshaler | encoder.ValidateString
 
 // appendSlow encodes v (a *R, or an R that is a pointer) with its
 // AppendJSON method or sonic.
-func (rp *resultPlan) appendSlow(st *state, dst []byte, v any, direct any) ([]byte, string) {
+func (rp *resultPlan) appendSlow(st *state, dst []byte, v any, direct any) (out []byte, reason string) {
+	// AppendJSON and MarshalJSON are the user's code: a panic there is a
+	// failed call, not a crash.
+	defer func() {
+		if recover() != nil {
+			out, reason = dst, reasonPanicked
+		}
+	}()
+	if rp.pointer && reflect.ValueOf(direct).IsNil() {
+		return append(dst, "null"...), ""
+	}
 	if rp.appender {
 		a, ok := v.(JSONAppender)
 		if !ok {
