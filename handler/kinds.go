@@ -119,22 +119,22 @@ func kindOf(t reflect.Type, decoding bool) vkind {
 
 // Reasons for params that do not fit. Constants: no allocation.
 const (
-	reasonWantBool    = "expected a boolean"
-	reasonWantInt     = "expected an integer"
-	reasonWantUint    = "expected a non-negative integer"
-	reasonIntRange    = "integer out of range"
-	reasonWantNumber  = "expected a number"
-	reasonFloatRange  = "number out of range"
-	reasonWantString  = "expected a string"
-	reasonMissing     = "missing required param"
-	reasonWantArray   = "params must be an array"
-	reasonWantObject  = "params must be an object"
-	reasonNoParams    = "the method takes no params"
-	reasonBadValue    = "invalid value"
-	reasonNotFinite   = "result is not a finite number"
-	reasonInvalidRaw  = "raw result is not valid JSON"
-	reasonPanicked    = "encoding the result panicked"
-	reasonWantQuoted  = "expected a value quoted in a string (json tag option \"string\")"
+	reasonWantBool   = "expected a boolean"
+	reasonWantInt    = "expected an integer"
+	reasonWantUint   = "expected a non-negative integer"
+	reasonIntRange   = "integer out of range"
+	reasonWantNumber = "expected a number"
+	reasonFloatRange = "number out of range"
+	reasonWantString = "expected a string"
+	reasonMissing    = "missing required param"
+	reasonWantArray  = "params must be an array"
+	reasonWantObject = "params must be an object"
+	reasonNoParams   = "the method takes no params"
+	reasonBadValue   = "invalid value"
+	reasonNotFinite  = "result is not a finite number"
+	reasonInvalidRaw = "raw result is not valid JSON"
+	reasonPanicked   = "encoding the result panicked"
+	reasonWantQuoted = "expected a value quoted in a string (json tag option \"string\")"
 )
 
 // decodeValue decodes the JSON value raw into the value of kind k at ptr.
