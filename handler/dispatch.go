@@ -10,6 +10,7 @@ package handler
 
 import (
 	"context"
+	"runtime/debug"
 	"strconv"
 	"sync"
 
@@ -22,7 +23,9 @@ import (
 type state struct {
 	p       parser.Parser
 	dec     decoder.Decoder // for params decoded by sonic
-	req     parser.Request  // the request being run; spans into the message
+	msg     parser.Message  // the message being run; spans into it
+	req     *parser.Request // the request being run: in msg or in elems
+	decoded bool            // dec holds a string since getState
 	scratch []byte          // unescaped strings
 	keybuf  []byte          // unescaped member names
 	quoted  []byte          // unquoted values of ",string" fields
@@ -62,10 +65,16 @@ func getState(t *Table) *state {
 
 // putState drops every reference into the message and returns st.
 func putState(st *state) {
-	st.req = parser.Request{}
-	clear(st.elems)
-	st.elems = st.elems[:0]
-	st.dec.Reset("")
+	st.req = nil
+	st.msg.Request = parser.Request{}
+	if len(st.elems) > 0 {
+		clear(st.elems)
+		st.elems = st.elems[:0]
+	}
+	if st.decoded {
+		st.dec.Reset("")
+		st.decoded = false
+	}
 	if cap(st.scratch) > maxScratch {
 		st.scratch = nil
 	}
@@ -106,19 +115,29 @@ func (t *Table) DispatchInline(ctx context.Context, dst, msg []byte) ([]byte, bo
 	return t.dispatch(ctx, dst, msg, true)
 }
 
-func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) ([]byte, bool) {
+func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) (out []byte, ok bool) {
 	t.seal()
 	st := getState(t)
-	m := st.p.Parse(msg)
-	ok := true
+	start := len(dst)
+	// Methods' panics are recovered per request; this is the net under
+	// jetrpc's own code: one bad message must not take the caller down.
+	defer func() {
+		if v := recover(); v != nil {
+			t.opts.Logger.Error("jetrpc: dispatch failed", "panic", v, "stack", string(debug.Stack()))
+			out, ok = appendErrorReply(dst[:start], nil, parser.Version2, CodeInternalError, "Internal error", "", nil), true
+		}
+	}()
+	m := &st.msg
+	st.p.ParseInto(m, msg)
+	ok = true
 	switch m.Kind {
 	case parser.KindInvalid:
 		dst = appendFault(dst, nil, &m.Err)
 	case parser.KindSingle:
-		st.req = m.Request
+		st.req = &m.Request
 		dst, ok = t.single(st, ctx, dst, inlineOnly)
 	case parser.KindBatch:
-		dst, ok = t.batch(st, ctx, dst, &m, inlineOnly)
+		dst, ok = t.batch(st, ctx, dst, m, inlineOnly)
 	}
 	putState(st)
 	return dst, ok
@@ -126,7 +145,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) 
 
 // single runs the request in st.req.
 func (t *Table) single(st *state, ctx context.Context, dst []byte, inlineOnly bool) ([]byte, bool) {
-	r := &st.req
+	r := st.req
 	if !r.Err.OK() {
 		return appendFault(dst, r.ID, &r.Err), true
 	}
@@ -149,7 +168,7 @@ func notFound(dst []byte, r *parser.Request) []byte {
 
 // runElem runs one planned batch element, appending its reply (if any).
 func (t *Table) runElem(st *state, ctx context.Context, dst []byte, e *element) []byte {
-	st.req = e.req
+	st.req = &e.req
 	switch {
 	case !e.req.Err.OK():
 		return appendFault(dst, e.req.ID, &e.req.Err)

@@ -57,14 +57,13 @@ const (
 )
 
 var (
-	rawType            = reflect.TypeFor[Raw]()
-	jsonRawType        = reflect.TypeFor[json.RawMessage]()
-	unmarshalerType    = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshalType  = reflect.TypeFor[encoding.TextUnmarshaler]()
-	marshalerType      = reflect.TypeFor[json.Marshaler]()
-	textMarshalerType  = reflect.TypeFor[encoding.TextMarshaler]()
-	appenderType       = reflect.TypeFor[JSONAppender]()
-	errorInterfaceType = reflect.TypeFor[error]()
+	rawType           = reflect.TypeFor[Raw]()
+	jsonRawType       = reflect.TypeFor[json.RawMessage]()
+	unmarshalerType   = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	appenderType      = reflect.TypeFor[JSONAppender]()
 )
 
 // kindOf returns the hand-coded kind of t, or kSlow. decoding selects the

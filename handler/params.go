@@ -439,6 +439,7 @@ func (pl *paramsPlan) decodePending(st *state, ptr unsafe.Pointer) paramErr {
 			label = f.label
 		}
 		st.dec.Reset(unsafe.String(unsafe.SliceData(pd.raw), len(pd.raw)))
+		st.decoded = true
 		if err := st.dec.Decode(target); err != nil {
 			return paramErr{label: label, reason: sonicReason(err)}
 		}

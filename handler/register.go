@@ -195,7 +195,7 @@ type typed[P, R any] struct {
 }
 
 func (m *typed[P, R]) invoke(st *state, ctx context.Context, dst []byte) []byte {
-	req := &st.req
+	req := st.req
 	var (
 		r     R
 		err   error
@@ -243,9 +243,12 @@ func (m *typed[P, R]) invoke(st *state, ctx context.Context, dst []byte) []byte 
 	start := len(dst)
 	dst = appendResultHead(dst, req.Version)
 	var reason string
-	if m.rp.fast() {
+	switch {
+	case m.rp.fast():
 		dst, reason = m.rp.appendFast(dst, unsafe.Pointer(&r))
-	} else {
+	case m.rp.pointer && *(*unsafe.Pointer)(unsafe.Pointer(&r)) == nil:
+		dst = append(dst, "null"...) // a nil pointer, as encoding/json
+	default:
 		rp := m.rpool.Get().(*R)
 		*rp = r
 		var direct any
@@ -275,7 +278,7 @@ func (m *typed[P, R]) call(ctx context.Context, p P) (r R, err error, crash any)
 }
 
 func (m *typed[P, R]) paramsError(st *state, dst []byte, e paramErr) []byte {
-	req := &st.req
+	req := st.req
 	if req.Notification {
 		return dst
 	}

@@ -108,9 +108,6 @@ func (rp *resultPlan) appendSlow(st *state, dst []byte, v any, direct any) (out 
 			out, reason = dst, reasonPanicked
 		}
 	}()
-	if rp.pointer && reflect.ValueOf(direct).IsNil() {
-		return append(dst, "null"...), ""
-	}
 	if rp.appender {
 		a, ok := v.(JSONAppender)
 		if !ok {

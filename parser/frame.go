@@ -48,8 +48,8 @@ func (s Status) String() string {
 // The zero Framer is ready to use. A Framer must not be used by two
 // goroutines at once.
 type Framer struct {
-	// MaxSize limits one value plus the whitespace before it; 0 means
-	// DefaultMaxSize.
+	// MaxSize limits one value, and separately the whitespace before it;
+	// 0 means DefaultMaxSize.
 	MaxSize int
 
 	pos     int  // offset in buf where scanning resumes

@@ -138,6 +138,17 @@ type Message struct {
 // The returned Message is valid until msg is modified or p is used again
 // and must not be modified; copy it to keep it.
 func (p *Parser) Parse(msg []byte) Message {
+	var m Message
+	p.ParseInto(&m, msg)
+	return m
+}
+
+// ParseInto is Parse writing into *m, which it overwrites: it saves the
+// copy of the Message that Parse returns, for callers that keep one.
+//
+// What it writes into m is valid until msg is modified or p is used again
+// and must not be modified; copy it to keep it.
+func (p *Parser) ParseInto(m *Message, msg []byte) {
 	p.deepAt = -1
 	i := 0
 	if bytes.HasPrefix(msg, bom) {
@@ -145,31 +156,34 @@ func (p *Parser) Parse(msg []byte) Message {
 	}
 	i = skipSpace(msg, i)
 	if i >= len(msg) {
-		return Message{Err: fault(CodeParse, i, reasonEmpty)}
+		*m = Message{Err: fault(CodeParse, i, reasonEmpty)}
+		return
 	}
 	switch msg[i] {
 	case '{':
-		var m Message
-		m.Kind = KindSingle
+		m.Kind, m.Err, m.Len, m.p, m.text, m.first = KindSingle, Error{}, 0, nil, nil, 0
+		m.Request = Request{}
 		end, f := p.parseObject(msg, i, 0, &m.Request)
 		if f.Code == 0 {
 			f = trailing(msg, end)
 		}
 		if f.Code != 0 {
-			return Message{Err: f}
+			*m = Message{Err: f}
 		}
-		return m
+		return
 	case '[':
-		return p.parseBatch(msg, i)
+		*m = p.parseBatch(msg, i)
+		return
 	}
 	end, f := p.skip(msg, i, 0)
 	if f.Code == 0 {
 		f = trailing(msg, end)
 	}
 	if f.Code != 0 {
-		return Message{Err: f}
+		*m = Message{Err: f}
+		return
 	}
-	return Message{Err: fault(CodeInvalid, i, reasonNotRequest)}
+	*m = Message{Err: fault(CodeInvalid, i, reasonNotRequest)}
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
