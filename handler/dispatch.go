@@ -105,6 +105,82 @@ func (t *Table) Dispatch(ctx context.Context, dst, msg []byte) []byte {
 	return out
 }
 
+// Outcome says what Serve did with a message.
+type Outcome uint8
+
+const (
+	// Replied: the reply, if any, was appended.
+	Replied Outcome = iota
+	// Deferred: Serve was asked to run inline only and the message needs
+	// a worker; nothing was run or appended.
+	Deferred
+	// Malformed: the message is not JSON; its -32700 reply was appended.
+	// A stream transport cannot frame what follows and should close after
+	// sending the reply.
+	Malformed
+)
+
+// Serve is Dispatch and DispatchInline in one, for transports: with
+// inlineOnly it behaves as DispatchInline, otherwise as Dispatch, and it
+// tells the caller whether the message was malformed JSON.
+func (t *Table) Serve(ctx context.Context, dst, msg []byte, inlineOnly bool) ([]byte, Outcome) {
+	start := len(dst)
+	out, ok := t.dispatch(ctx, dst, msg, inlineOnly)
+	switch {
+	case !ok:
+		return out, Deferred
+	case len(out) > start+len(parseErrorPrefix) && string(out[start:start+len(parseErrorPrefix)]) == parseErrorPrefix:
+		return out, Malformed
+	}
+	return out, Replied
+}
+
+// parseErrorPrefix starts the reply to a message that is not JSON (and
+// no other reply: a batch reply starts with '[', others with a result or
+// another code).
+const parseErrorPrefix = `{"jsonrpc":"2.0","error":{"code":-32700,`
+
+// AppendBusy answers msg without running it, as when no worker can take
+// it: -32000 "Server busy" for each request that wants a reply (an array
+// for a batch), the usual fault replies for invalid ones, nothing for
+// notifications. Safe from any goroutine.
+func (t *Table) AppendBusy(dst, msg []byte) []byte {
+	st := getState(t)
+	defer putState(st)
+	m := &st.msg
+	st.p.ParseInto(m, msg)
+	switch m.Kind {
+	case parser.KindInvalid:
+		return appendFault(dst, nil, &m.Err)
+	case parser.KindSingle:
+		return busyOrFault(dst, &m.Request)
+	}
+	if m.Len > t.opts.MaxBatch {
+		return appendTooLong(dst, m.Len, t.opts.MaxBatch)
+	}
+	open := len(dst)
+	dst = append(dst, '[')
+	for it := m.Iter(); it.Next(); {
+		r := it.Request()
+		mark := len(dst)
+		if mark > open+1 {
+			dst = append(dst, ',')
+		}
+		before := len(dst)
+		if dst = busyOrFault(dst, &r); len(dst) == before {
+			dst = dst[:mark]
+		}
+	}
+	return closeArray(dst, open)
+}
+
+func busyOrFault(dst []byte, r *parser.Request) []byte {
+	if !r.Err.OK() {
+		return appendFault(dst, r.ID, &r.Err)
+	}
+	return appendBusy(dst, r)
+}
+
 // DispatchInline is Dispatch for callers that must not block, such as an
 // event loop: it runs msg only when that needs no blocking method and no
 // worker (a single inline request, a fault, an unknown method, or a batch

@@ -403,3 +403,41 @@ func TestDispatch_concurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestServe_outcomes(t *testing.T) {
+	tab := demoTable(t)
+	ctx := context.Background()
+	cases := []struct {
+		msg        string
+		inlineOnly bool
+		want       handler.Outcome
+	}{
+		{`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, true, handler.Replied},
+		{`{"jsonrpc":"2.0","method":"sleep","params":[0],"id":1}`, true, handler.Deferred},
+		{`{"jsonrpc":"2.0","method":"sleep","params":[0],"id":1}`, false, handler.Replied},
+		{`{"jsonrpc":"2.0","method":`, true, handler.Malformed},
+		{`[1,2`, false, handler.Malformed},
+		{`[]`, true, handler.Replied},
+		{`{"jsonrpc":"2.0","method":1,"id":1}`, true, handler.Replied},
+	}
+	for _, c := range cases {
+		if _, got := tab.Serve(ctx, []byte("x"), []byte(c.msg), c.inlineOnly); got != c.want {
+			t.Errorf("%s inline=%v: outcome %v, want %v", c.msg, c.inlineOnly, got, c.want)
+		}
+	}
+}
+
+func TestAppendBusy(t *testing.T) {
+	tab := demoTable(t)
+	got := string(tab.AppendBusy(nil, []byte(`[{"jsonrpc":"2.0","method":"sleep","params":[9],"id":1},{"jsonrpc":"2.0","method":"sleep","params":[9]},{"jsonrpc":"2.0","method":1,"id":2}]`)))
+	want := `[{"jsonrpc":"2.0","error":{"code":-32000,"message":"Server busy"},"id":1},{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: method must be a string (offset 130)"},"id":2}]`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if got := string(tab.AppendBusy(nil, []byte(`{"jsonrpc":"2.0","method":"sleep","params":[9],"id":"a"}`))); got != `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Server busy"},"id":"a"}` {
+		t.Fatal(got)
+	}
+	if got := tab.AppendBusy(nil, []byte(`[{"jsonrpc":"2.0","method":"sleep"}]`)); len(got) != 0 {
+		t.Fatalf("notifications answered: %s", got)
+	}
+}
