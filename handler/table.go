@@ -121,6 +121,12 @@ func (t *Table) workers() *pool.Workers {
 	return sharedWorkers
 }
 
+// Workers returns the pool that runs the table's blocking methods and
+// parallel batch elements. Its tasks never wait for other tasks of the
+// pool, so a transport that offloads whole messages (which may wait for
+// their batch elements) must use a pool of its own.
+func (t *Table) Workers() *pool.Workers { return t.workers() }
+
 // seal marks the table as dispatching.
 func (t *Table) seal() {
 	if !t.sealed.Load() {

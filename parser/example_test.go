@@ -37,6 +37,9 @@ func ExampleFramer() {
 	stream := []byte("{\"id\":1}\n[{\"id\":2}]\n{\"id\":")
 	for {
 		start, end, st := f.Next(stream)
+		if st == parser.NeedMore {
+			stream = stream[end:] // whitespace before a value is consumed
+		}
 		if st != parser.Complete {
 			fmt.Println(st) // the rest arrives later: call again with more bytes appended
 			break

@@ -10,8 +10,9 @@ const DefaultMaxSize = 5 << 20
 type Status uint8
 
 const (
-	// NeedMore means no complete value is buffered yet. Call Next again
-	// with the same bytes and more appended.
+	// NeedMore means no complete value is buffered yet. end is the number
+	// of leading whitespace bytes the caller must consume (0 once a value
+	// has begun); call Next again with the rest and more appended.
 	NeedMore Status = iota
 	// Complete means buf[start:end] is one complete value; the caller
 	// consumes buf[:end] and passes what follows to the next call.
@@ -19,8 +20,7 @@ const (
 	// Malformed means the stream cannot be framed: end is the offset of a
 	// byte that cannot begin a value. The stream is unusable afterwards.
 	Malformed
-	// TooLarge means the value (or the whitespace before it) exceeds
-	// MaxSize; it is reported as soon as MaxSize bytes are scanned, before
+	// TooLarge means the value exceeds MaxSize; it is reported as soon as MaxSize bytes are scanned, before
 	// the rest arrives. The stream is unusable afterwards.
 	TooLarge
 )
@@ -40,29 +40,63 @@ func (s Status) String() string {
 
 // Framer finds the boundaries of JSON values in a stream of bytes that may
 // be cut anywhere: values separated by optional whitespace, such as
-// newline-delimited JSON. It tracks only strings and bracket depth; the
-// text of each value is validated later by Parse. Its state carries over
+// newline-delimited JSON. It tracks strings and brackets (a closing
+// bracket of the wrong kind is Malformed at once); the rest of the text of
+// each value is validated later by Parse. Its state carries over
 // between calls, so that a large value arriving in many pieces is scanned
 // once, in O(n).
 //
 // The zero Framer is ready to use. A Framer must not be used by two
 // goroutines at once.
 type Framer struct {
-	// MaxSize limits one value, and separately the whitespace before it;
-	// 0 means DefaultMaxSize.
+	// MaxSize limits one value; 0 means DefaultMaxSize.
 	MaxSize int
 
-	pos     int  // offset in buf where scanning resumes
-	start   int  // offset of the value's first byte, when inValue
-	depth   int  // open brackets
-	inValue bool // a value has started
-	inStr   bool // inside a string
-	esc     bool // after a backslash inside a string
-	scalar  bool // the value is a top-level number or literal
+	pos     int      // offset in buf where scanning resumes
+	start   int      // offset of the value's first byte, when inValue
+	depth   int      // open brackets
+	low     uint64   // a bit per open bracket of the first 64 levels: set for an object
+	kinds   []uint64 // the same for deeper levels
+	inValue bool     // a value has started
+	inStr   bool     // inside a string
+	esc     bool     // after a backslash inside a string
+	scalar  bool     // the value is a top-level number or literal
 }
 
 // Reset forgets any partial value, for use on a new stream.
-func (f *Framer) Reset() { *f = Framer{MaxSize: f.MaxSize} }
+func (f *Framer) Reset() { *f = Framer{MaxSize: f.MaxSize, kinds: f.kinds[:0]} }
+
+// word returns the bit word of level lvl.
+func (f *Framer) word(lvl int) *uint64 {
+	if lvl < 64 {
+		return &f.low
+	}
+	for (lvl>>6)-1 >= len(f.kinds) {
+		f.kinds = append(f.kinds, 0)
+	}
+	return &f.kinds[(lvl>>6)-1]
+}
+
+// push records an opening bracket at depth f.depth (after increment).
+func (f *Framer) push(obj bool) {
+	lvl := f.depth - 1
+	if w := f.word(lvl); obj {
+		*w |= 1 << (lvl & 63)
+	} else {
+		*w &^= 1 << (lvl & 63)
+	}
+}
+
+// matches reports whether a closing bracket c matches the innermost open
+// one.
+func (f *Framer) matches(c byte) bool {
+	lvl := f.depth - 1
+	obj := *f.word(lvl)&(1<<(lvl&63)) != 0
+	return obj == (c == '}')
+}
+
+// Partial reports whether a value has begun and is not complete yet.
+func (f *Framer) Partial() bool { return f.inValue }
 
 func (f *Framer) maxSize() int {
 	if f.MaxSize > 0 {
@@ -71,9 +105,10 @@ func (f *Framer) maxSize() int {
 	return DefaultMaxSize
 }
 
-// Next scans buf, which must begin where the previous Complete value ended
-// (or at the start of the stream), and holds the bytes of earlier NeedMore
-// calls unchanged followed by new ones. See Status for the results. A
+// Next scans buf, which must begin where the bytes consumed by the
+// previous call ended (or at the start of the stream), and holds the
+// unconsumed bytes of earlier NeedMore calls unchanged followed by new
+// ones. See Status for the results. A
 // leading UTF-8 byte order mark is skipped like whitespace.
 func (f *Framer) Next(buf []byte) (start, end int, st Status) {
 	i := f.pos
@@ -97,15 +132,14 @@ func (f *Framer) Next(buf []byte) (start, end int, st Status) {
 			break
 		}
 		if i >= len(buf) || (buf[i] == 0xEF && i+3 > len(buf)) {
-			f.pos = i
-			if i > limit {
-				return 0, i, TooLarge
-			}
-			return 0, 0, NeedMore
+			// Only whitespace so far: the caller consumes it.
+			f.pos = 0
+			return 0, i, NeedMore
 		}
 		switch c := buf[i]; {
 		case c == '{' || c == '[':
 			f.depth = 1
+			f.push(c == '{')
 		case c == '"':
 			f.inStr = true
 		case c == '-' || isDigit(c) || c == 't' || c == 'f' || c == 'n':
@@ -149,12 +183,17 @@ func (f *Framer) Next(buf []byte) (start, end int, st Status) {
 				}
 				continue
 			}
-			switch buf[i] {
+			switch c := buf[i]; c {
 			case '"':
 				f.inStr = true
 			case '{', '[':
 				f.depth++
+				f.push(c == '{')
 			case '}', ']':
+				if !f.matches(c) {
+					f.pos = i
+					return 0, i, Malformed
+				}
 				f.depth--
 				if f.depth == 0 {
 					return f.complete(i+1, limit)
@@ -173,7 +212,7 @@ func (f *Framer) Next(buf []byte) (start, end int, st Status) {
 // complete ends the current value at end and resets the scan state.
 func (f *Framer) complete(end, limit int) (int, int, Status) {
 	start := f.start
-	*f = Framer{MaxSize: f.MaxSize}
+	*f = Framer{MaxSize: f.MaxSize, kinds: f.kinds[:0]}
 	if end-start > limit {
 		return start, end, TooLarge
 	}

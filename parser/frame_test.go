@@ -28,6 +28,7 @@ func frameAll(f *parser.Framer, stream []byte, chunk int) ([]string, parser.Stat
 				buf = buf[end:]
 				continue
 			case parser.NeedMore:
+				buf = buf[end:] // leading whitespace
 			default:
 				return vals, st, end
 			}
@@ -90,7 +91,30 @@ func TestFramer_tooLarge(t *testing.T) {
 		t.Fatalf("at limit: %v %d %d", st, s, e)
 	}
 	f.Reset()
-	if _, _, st = f.Next([]byte(strings.Repeat(" ", 11))); st != parser.TooLarge {
-		t.Fatalf("whitespace: %v", st)
+	// Whitespace is consumed as it comes: it never counts against the limit.
+	if _, end, st := f.Next([]byte(strings.Repeat(" ", 11))); st != parser.NeedMore || end != 11 {
+		t.Fatalf("whitespace: %v %d", st, end)
+	}
+}
+
+func TestFramer_mismatchedBrackets(t *testing.T) {
+	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	for _, c := range []struct {
+		in   string
+		want parser.Status
+		at   int
+	}{
+		{`[1,}`, parser.Malformed, 3},
+		{`{"a":[}`, parser.Malformed, 6},
+		{"[\n{\"a\":1},\n{\"b\"\n]", parser.Malformed, 16},
+		{deep, parser.Complete, len(deep)},
+		{strings.Repeat("[", 100) + "}", parser.Malformed, 100},
+		{`{"x":"}]"}`, parser.Complete, 10},
+	} {
+		var f parser.Framer
+		_, end, st := f.Next([]byte(c.in))
+		if st != c.want || end != c.at {
+			t.Errorf("%.40q: %v at %d, want %v at %d", c.in, st, end, c.want, c.at)
+		}
 	}
 }

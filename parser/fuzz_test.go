@@ -304,6 +304,7 @@ func FuzzFrame(f *testing.F) {
 			for {
 				start, end, st := fr.Next(buf)
 				if st == parser.NeedMore {
+					buf = buf[end:] // leading whitespace
 					break
 				}
 				if st != parser.Complete {

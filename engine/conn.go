@@ -1,0 +1,524 @@
+package engine
+
+// NOTE: one connection's state machine, run on its event loop. traffic()
+// first writes the replies that workers finished (the done queue), then
+// frames and serves buffered input — HTTP/1.1 or a JSON stream, sniffed
+// from the first byte — appending every reply to the loop's out buffer,
+// and writes it with one Write. Input is read with one Peek and released
+// with one Discard of whole messages; a partial message stays in gnet's
+// buffer, its scan state kept here so that it is not scanned again.
+//
+// A message that needs a worker is copied into a pooled buffer and
+// queued on the engine's pool; its reply comes back through done. HTTP
+// replies must keep request order, so an HTTP connection reads no further
+// while one of its requests is on a worker; a stream goes on with the
+// next messages (up to MaxInFlight on workers) and replies as they finish.
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/pool"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// Protocols of a connection.
+const (
+	protoUnknown = iota
+	protoHTTP
+	protoStream
+)
+
+// HTTP phases.
+const (
+	phaseHead = iota // reading a request head
+	phaseBody        // head routed, reading its body
+)
+
+// conn is one connection's state. Fields are event loop only unless
+// marked otherwise.
+type conn struct {
+	e    *Engine    // immutable
+	gc   gnet.Conn  // immutable
+	loop *loopState // immutable
+
+	proto   int
+	closing bool // close once the output is flushed and nothing is in flight
+	paused  bool // too much unsent output: input is left unread
+
+	// HTTP
+	phase   int
+	head    headScan
+	req     httpReq // the request being read (spans valid in phaseHead only)
+	sent100 bool
+	chunk   chunkState
+	body    *pool.Buffer // a chunked body being decoded
+	need    int          // bytes that must be buffered before a Peek is worth it
+	onWork  bool         // an HTTP request is on a worker
+
+	// streams
+	framer parser.Framer
+
+	inflight int // messages on workers
+
+	// Shared with workers and the ticker.
+	mu         sync.Mutex // guards done, dead
+	done       *job       // finished work, newest first
+	dead       bool       // closed: finished work is dropped
+	waking     atomic.Bool
+	waiting    atomic.Bool  // wants a Wake from the ticker (output to drain)
+	lastActive atomic.Int64 // last input or reply (engine clock)
+	partial    atomic.Int64 // since when a message has been incomplete, or 0
+	stalled    atomic.Int64 // since when output has been waiting, or 0
+}
+
+// expired reports whether a timeout has passed. Safe from any goroutine.
+func (cs *conn) expired(now int64) bool {
+	o := &cs.e.opts
+	if p := cs.partial.Load(); p != 0 && o.ReadTimeout > 0 && now-p > int64(o.ReadTimeout) {
+		return true
+	}
+	if s := cs.stalled.Load(); s != 0 && o.WriteTimeout > 0 && now-s > int64(o.WriteTimeout) {
+		return true
+	}
+	return o.IdleTimeout > 0 && now-cs.lastActive.Load() > int64(o.IdleTimeout)
+}
+
+// traffic serves the connection. Event loop only.
+func (cs *conn) traffic() gnet.Action {
+	e, gc, ls := cs.e, cs.gc, cs.loop
+	now := e.now.Load()
+	out := ls.out[:0]
+	if cs.waking.Load() {
+		out = cs.drain(out)
+	}
+	if gc.InboundBuffered() > 0 {
+		cs.lastActive.Store(now)
+	}
+	if cs.expired(now) && !(cs.inflight > 0 && cs.partial.Load() == 0 && cs.stalled.Load() == 0) {
+		cs.closing = true // timed out: nothing more is read
+		_, _ = gc.Discard(-1)
+	}
+	if !cs.closing && !cs.paused {
+		out = cs.serve(out)
+	}
+	if len(out) > 0 {
+		_, _ = gc.Write(out)
+		cs.lastActive.Store(now)
+	}
+	ls.out = out[:0]
+	if cap(ls.out) > maxLoopBuffer {
+		ls.out = nil
+	}
+
+	pending := gc.OutboundBuffered()
+	switch {
+	case pending == 0:
+		cs.stalled.Store(0)
+	case cs.stalled.Load() == 0:
+		cs.stalled.Store(now)
+	}
+	if e.draining.Load() && cs.inflight == 0 && cs.partial.Load() == 0 {
+		cs.closing = true
+	}
+	if cs.closing {
+		if cs.inflight == 0 && pending == 0 {
+			return gnet.Close
+		}
+		_, _ = gc.Discard(-1)
+		cs.waiting.Store(pending > 0) // the ticker wakes us to check again
+		return gnet.None
+	}
+	// Back-pressure: a client that does not read its replies is not read
+	// either; one that goes on sending regardless is closed.
+	cs.paused = pending > e.opts.MaxPendingOutput
+	if cs.paused && gc.InboundBuffered() > e.opts.MaxMessageSize+e.opts.MaxHeaderSize {
+		return gnet.Close
+	}
+	cs.waiting.Store(cs.paused)
+	return gnet.None
+}
+
+// maxLoopBuffer: a loop's scratch buffer larger than this is dropped.
+const maxLoopBuffer = 1 << 20
+
+// serve frames and runs buffered input, appending replies to out.
+func (cs *conn) serve(out []byte) []byte {
+	gc := cs.gc
+	if cs.need > 0 && gc.InboundBuffered() < cs.need {
+		return out // a known-size body is still arriving: not worth a Peek
+	}
+	in, _ := gc.Peek(-1)
+	if len(in) == 0 {
+		return out
+	}
+	if cs.proto == protoUnknown {
+		if c := in[0]; (c|0x20) >= 'a' && (c|0x20) <= 'z' {
+			cs.proto = protoHTTP
+		} else {
+			cs.proto = protoStream
+		}
+	}
+	var used int
+	if cs.proto == protoHTTP {
+		out, used = cs.serveHTTP(in, out)
+	} else {
+		out, used = cs.serveStream(in, out)
+	}
+	if used > 0 {
+		_, _ = gc.Discard(used) // never Discard(0): that discards everything
+	}
+	return out
+}
+
+// canRun reports whether another message may start.
+func (cs *conn) canRun() bool {
+	return !cs.closing && !cs.onWork && cs.inflight < cs.e.opts.MaxInFlight
+}
+
+// serveStream frames JSON values in in and serves them.
+func (cs *conn) serveStream(in, out []byte) ([]byte, int) {
+	e := cs.e
+	cs.framer.MaxSize = e.opts.MaxMessageSize
+	off := 0
+	for off < len(in) && cs.canRun() {
+		start, end, st := cs.framer.Next(in[off:])
+		switch st {
+		case parser.NeedMore:
+			off += end // whitespace between messages
+			if !cs.framer.Partial() {
+				cs.partial.Store(0)
+			} else if cs.partial.Load() == 0 {
+				cs.partial.Store(e.now.Load())
+			}
+			return out, off
+		case parser.Malformed:
+			out = appendStreamError(out, handler.CodeParseError, "Parse error: invalid character looking for beginning of value")
+			cs.closing = true
+			return out, len(in)
+		case parser.TooLarge:
+			out = appendStreamError(out, handler.CodeInvalidRequest, "Invalid Request: message exceeds the size limit")
+			cs.closing = true
+			return out, len(in)
+		}
+		cs.partial.Store(0)
+		msg := in[off+start : off+end]
+		off += end
+		mark := len(out)
+		var oc handler.Outcome
+		out, oc = e.table.Serve(e.baseCtx, out, msg, true)
+		switch oc {
+		case handler.Deferred:
+			if !cs.submit(msg, false) {
+				out = e.table.AppendBusy(out, msg)
+			}
+		case handler.Malformed:
+			cs.closing = true // the stream cannot be framed reliably any more
+		}
+		if len(out) > mark {
+			out = append(out, '\n')
+		}
+	}
+	return out, off
+}
+
+// appendStreamError appends an error reply with a null id and a newline.
+func appendStreamError(out []byte, code handler.Code, msg string) []byte {
+	out = append(out, `{"jsonrpc":"2.0","error":{"code":`...)
+	out = appendInt(out, int64(code))
+	out = append(out, `,"message":`...)
+	out = handler.AppendString(out, msg)
+	return append(out, "},\"id\":null}\n"...)
+}
+
+// serveHTTP parses and serves the HTTP requests buffered in in.
+func (cs *conn) serveHTTP(in, out []byte) ([]byte, int) {
+	e := cs.e
+	off := 0
+	for off < len(in) && cs.canRun() {
+		if cs.phase == phaseHead {
+			st := parseHead(in[off:], &cs.head, e.opts.MaxHeaderSize, &cs.req)
+			if st == 0 {
+				if cs.partial.Load() == 0 {
+					cs.partial.Store(e.now.Load())
+				}
+				return out, off
+			}
+			if st != statusOK {
+				out = appendStatus(out, st, false, 1)
+				cs.closing = true
+				return out, len(in)
+			}
+			var done bool
+			if out, done = cs.route(out); done {
+				off += cs.req.headLen
+				cs.partial.Store(0)
+				continue
+			}
+			if cs.closing {
+				return out, len(in)
+			}
+			off += cs.req.headLen
+			cs.phase = phaseBody
+		}
+		// phaseBody: the head was consumed; in[off:] is body.
+		r := &cs.req
+		var msg []byte
+		if r.chunked {
+			if cs.body == nil {
+				cs.body = pool.Requests.Get()
+			}
+			var n, st int
+			var done bool
+			cs.body.B, n, done, st = cs.chunk.decode(cs.body.B, in[off:], int64(e.opts.MaxMessageSize))
+			off += n
+			if st != 0 {
+				out = appendStatus(out, st, false, r.minor)
+				cs.closing = true
+				return out, len(in)
+			}
+			if !done {
+				out = cs.continue100(out)
+				cs.markPartial()
+				return out, off
+			}
+			msg = cs.body.B
+		} else {
+			n := int(max(r.bodyLen, 0))
+			if len(in)-off < n {
+				out = cs.continue100(out)
+				cs.markPartial()
+				cs.need = n
+				return out, off
+			}
+			cs.need = 0
+			msg = in[off : off+n]
+			off += n
+		}
+		out = cs.call(out, msg)
+		cs.partial.Store(0)
+		cs.phase, cs.sent100 = phaseHead, false
+		if cs.body != nil {
+			pool.Requests.Put(cs.body)
+			cs.body = nil
+		}
+	}
+	return out, off
+}
+
+func (cs *conn) markPartial() {
+	if cs.partial.Load() == 0 {
+		cs.partial.Store(cs.e.now.Load())
+	}
+}
+
+// continue100 answers Expect: 100-continue once the head is in and the
+// body is not.
+func (cs *conn) continue100(out []byte) []byte {
+	if cs.req.expect100 && !cs.sent100 {
+		cs.sent100 = true
+		out = append(out, "HTTP/1.1 100 Continue\r\n\r\n"...)
+	}
+	return out
+}
+
+// route decides what a parsed head gets. done is true when the request
+// was answered without a body to read; cs.closing is set when the
+// connection must close.
+func (cs *conn) route(out []byte) (o []byte, done bool) {
+	r := &cs.req
+	e := cs.e
+	status := 0
+	switch {
+	case string(r.method) == "POST":
+		switch {
+		case !handler.AcceptableContentType(string(r.contentType)) && !acceptableBytes(r.contentType):
+			status = statusUnsupportedMedia
+		case r.bodyLen > int64(e.opts.MaxMessageSize):
+			out = appendStatus(out, statusPayloadTooLarge, false, r.minor)
+			cs.closing = true
+			return out, false
+		default:
+			return out, false // read the body
+		}
+	case string(r.method) == "GET" && pathOf(r.target) == e.opts.HealthPath:
+		keep := r.keepAlive && !r.hasBody()
+		out = appendHealth(out, keep, r.minor)
+		if !keep {
+			cs.closing = true
+			return out, false
+		}
+		return out, true
+	default:
+		status = statusMethodNotAllowed
+	}
+	// An error with the body unread: keep the connection only if there is
+	// no body to skip.
+	keep := r.keepAlive && !r.hasBody()
+	out = appendStatus(out, status, keep, r.minor)
+	if !keep {
+		cs.closing = true
+		return out, false
+	}
+	return out, true
+}
+
+// acceptableBytes is handler.AcceptableContentType without the string
+// conversion for the common exact values.
+func acceptableBytes(v []byte) bool {
+	return len(v) == 0 || string(v) == "application/json"
+}
+
+// pathOf returns the path of a request target, without query.
+func pathOf(target []byte) string {
+	for i, c := range target {
+		if c == '?' {
+			return string(target[:i])
+		}
+	}
+	return string(target)
+}
+
+// call runs one HTTP request body and appends its reply, or queues it.
+func (cs *conn) call(out, msg []byte) []byte {
+	e, ls, r := cs.e, cs.loop, &cs.req
+	body, oc := e.table.Serve(e.baseCtx, ls.body[:0], msg, true)
+	if oc == handler.Deferred {
+		if cs.submit(msg, true) {
+			return out
+		}
+		body = e.table.AppendBusy(body, msg)
+	}
+	ls.body = body[:0]
+	if !r.keepAlive {
+		cs.closing = true
+	}
+	return appendReply(out, body, r.keepAlive, r.minor)
+}
+
+// job is a message run on a worker; a pool.Task.
+type job struct {
+	cs        *conn
+	req       *pool.Buffer // the message, copied
+	out       *pool.Buffer // its reply
+	http      bool
+	keepAlive bool
+	minor     int
+	next      *job // in conn.done
+}
+
+var jobs = sync.Pool{New: func() any { return new(job) }}
+
+// submit copies msg and queues it on a worker. It reports false when the
+// pool is full.
+func (cs *conn) submit(msg []byte, http bool) bool {
+	j := jobs.Get().(*job)
+	j.cs, j.http, j.keepAlive, j.minor = cs, http, cs.req.keepAlive, cs.req.minor
+	j.req = pool.Requests.Get()
+	j.req.B = append(j.req.B, msg...)
+	if !cs.e.workers.TrySubmit(j) {
+		pool.Requests.Put(j.req)
+		*j = job{}
+		jobs.Put(j)
+		return false
+	}
+	cs.inflight++
+	if http {
+		cs.onWork = true
+	}
+	return true
+}
+
+// Run executes the message on a worker and hands the reply back to the
+// connection's loop.
+func (j *job) Run() {
+	e := j.cs.e
+	j.out = pool.Responses.Get()
+	j.out.B = e.table.Dispatch(e.baseCtx, j.out.B, j.req.B)
+	pool.Requests.Put(j.req)
+	j.req = nil
+	j.cs.finish(j)
+}
+
+// finish queues a finished job and wakes the loop once per burst. Safe
+// from any goroutine.
+func (cs *conn) finish(j *job) {
+	cs.mu.Lock()
+	if cs.dead {
+		cs.mu.Unlock()
+		j.release()
+		return
+	}
+	j.next = cs.done
+	cs.done = j
+	cs.mu.Unlock()
+	if cs.waking.CompareAndSwap(false, true) {
+		_ = cs.gc.Wake(nil)
+	}
+}
+
+func (j *job) release() {
+	if j.req != nil {
+		pool.Requests.Put(j.req)
+	}
+	if j.out != nil {
+		pool.Responses.Put(j.out)
+	}
+	*j = job{}
+	jobs.Put(j)
+}
+
+// drain writes the replies of finished jobs, oldest first. Event loop
+// only.
+func (cs *conn) drain(out []byte) []byte {
+	cs.waking.Store(false)
+	cs.mu.Lock()
+	list := cs.done
+	cs.done = nil
+	cs.mu.Unlock()
+	// Reverse to oldest first.
+	var prev *job
+	for list != nil {
+		next := list.next
+		list.next = prev
+		prev, list = list, next
+	}
+	for j := prev; j != nil; {
+		next := j.next
+		if j.http {
+			out = appendReply(out, j.out.B, j.keepAlive, j.minor)
+			cs.onWork = false
+			if !j.keepAlive {
+				cs.closing = true
+			}
+		} else if len(j.out.B) > 0 {
+			out = append(out, j.out.B...)
+			out = append(out, '\n')
+		}
+		cs.inflight--
+		j.release()
+		j = next
+	}
+	return out
+}
+
+// release drops the connection's buffers and finished work. Event loop
+// only, from OnClose.
+func (cs *conn) release() {
+	cs.mu.Lock()
+	cs.dead = true
+	list := cs.done
+	cs.done = nil
+	cs.mu.Unlock()
+	for list != nil {
+		next := list.next
+		list.release()
+		list = next
+	}
+	if cs.body != nil {
+		pool.Requests.Put(cs.body)
+		cs.body = nil
+	}
+}

@@ -1,0 +1,65 @@
+// Package engine serves a handler.Table over TCP and Unix sockets from
+// gnet event loops: HTTP/1.1 and raw JSON streams on every listener, with
+// no goroutine per connection and no allocation per request.
+//
+// # Overview
+//
+//	t := handler.NewTable()
+//	handler.Register(t, "add", add, handler.Inline())
+//	e := engine.New(t, engine.WithAddrs("tcp://127.0.0.1:8080", "unix:///run/rpc.sock"))
+//	if err := e.Run(ctx); err != nil { ... } // serves until ctx is done, then stops gracefully
+//
+// Each connection's protocol is sniffed from its first byte: a letter
+// starts an HTTP/1.1 request, anything else a stream of JSON values
+// (newline-delimited JSON, or values separated by any whitespace). Over
+// HTTP a request is a POST whose body is one message; the reply is 200
+// application/json, or 204 when there is nothing to reply; keep-alive,
+// pipelining (replies in request order), chunked bodies and Expect:
+// 100-continue work; GET of the health path answers 200. Over a stream
+// each reply is followed by "\n" and replies may come in any order.
+//
+// # Terminology
+//
+// A message is one JSON-RPC request or batch. A method is inline or
+// blocking (see handler.Inline). The event loops are gnet's; the workers
+// are a pool.Workers of the engine.
+//
+// # Concurrency
+//
+// Inline methods run on the event loop that read the message: the fastest
+// path, with no allocation. A message that needs a blocking method, or a
+// batch that runs in parallel, is copied and run on a worker, so that it
+// never holds up the loop's other connections; its reply comes back to the
+// loop. A stream connection goes on reading while its messages run on
+// workers (up to MaxInFlight); an HTTP connection waits, since HTTP/1.1
+// replies go out in request order. When the worker queue is full a message
+// is answered -32000 "Server busy" at once.
+//
+// # Buffer lifetimes
+//
+// A message is served from gnet's input buffer in place and released when
+// served; a message run on a worker is first copied into a pooled buffer.
+// Replies are appended to a per-loop buffer and written with one Write per
+// read; gnet copies what the socket does not take at once.
+//
+// # Limits
+//
+// Every limit has a default and an option: message size
+// (DefaultMaxMessageSize, 413 over HTTP, an error and close on streams),
+// HTTP head size (DefaultMaxHeaderSize, 431), connections
+// (DefaultMaxConns, lowered to the file descriptor limit; excess
+// connections are closed on accept), messages in flight per connection
+// (DefaultMaxInFlight), unsent output per connection
+// (DefaultMaxPendingOutput: past it the connection is not read; a client
+// that keeps sending is closed), and the idle, read (incomplete message)
+// and write timeouts. The batch length and nesting depth limits are the
+// table's (handler.WithMaxBatch, handler.WithMaxDepth).
+//
+// # Lifecycle
+//
+// Start listens and serves in the background; Addrs tells the bound
+// addresses (port 0 works). Stop stops accepting, lets the requests
+// already received finish and their replies reach the wire, then closes.
+// Accepting uses Go's net package, so running out of file descriptors
+// (EMFILE) pauses accepting instead of stopping the engine.
+package engine

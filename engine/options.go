@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/pool"
+)
+
+// Defaults of Options.
+const (
+	// DefaultAddr is where an engine listens when given no address.
+	DefaultAddr = "tcp://127.0.0.1:8080"
+	// DefaultMaxMessageSize bounds one JSON-RPC message: an HTTP body or a
+	// value on a stream.
+	DefaultMaxMessageSize = parser.DefaultMaxSize
+	// DefaultMaxHeaderSize bounds the head of an HTTP request.
+	DefaultMaxHeaderSize = 8 << 10
+	// DefaultMaxConns bounds open connections (and is lowered to what the
+	// process's file descriptor limit allows).
+	DefaultMaxConns = 100_000
+	// DefaultMaxInFlight bounds the messages of one connection running on
+	// workers at once; more are left unread until some finish.
+	DefaultMaxInFlight = 128
+	// DefaultMaxPendingOutput bounds the reply bytes a connection may
+	// leave unsent; past it the connection is not read until the client
+	// reads, and a client that goes on sending is closed.
+	DefaultMaxPendingOutput = 4 << 20
+	// DefaultIdleTimeout closes connections idle that long.
+	DefaultIdleTimeout = 120 * time.Second
+	// DefaultReadTimeout closes a connection whose message has been
+	// incomplete that long (slowloris).
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultWriteTimeout closes a connection whose replies have been
+	// waiting for the client to read that long.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultHealthPath is the path where HTTP GET answers 200.
+	DefaultHealthPath = handler.DefaultHealthPath
+)
+
+// Options configures an Engine. The zero value means the defaults; each
+// field's scope is the whole engine.
+type Options struct {
+	// Addrs are the listen addresses, "tcp://host:port" or
+	// "unix:///path" (a bare "host:port" means tcp). Every listener serves
+	// both HTTP/1.1 and raw JSON streams: the protocol is sniffed from a
+	// connection's first byte. Port 0 picks a free port (see Addrs).
+	// Default: DefaultAddr.
+	Addrs []string
+	// Loops is the number of event loops; 0 means GOMAXPROCS.
+	Loops int
+	// ReusePort sets SO_REUSEPORT on TCP listeners, so that several
+	// processes can serve one port.
+	ReusePort bool
+	// Workers runs messages that need a worker (blocking methods,
+	// batches with them, long batches). nil means a pool owned by the
+	// engine, with pool.DefaultWorkers goroutines and pool.DefaultQueue
+	// queued messages. It must not be the table's own pool (see
+	// handler.Table.Workers). When it is full, messages are answered
+	// -32000 "Server busy" at once.
+	Workers *pool.Workers
+	// MaxMessageSize bounds one message; 0 means DefaultMaxMessageSize.
+	// HTTP: 413. Streams: a -32600 reply, then the connection is closed.
+	MaxMessageSize int
+	// MaxHeaderSize bounds an HTTP request head; 0 means
+	// DefaultMaxHeaderSize. Past it: 431 and close.
+	MaxHeaderSize int
+	// MaxConns bounds open connections; 0 means DefaultMaxConns. Excess
+	// connections are closed as soon as they are accepted.
+	MaxConns int
+	// MaxInFlight bounds one connection's messages on workers; 0 means
+	// DefaultMaxInFlight.
+	MaxInFlight int
+	// MaxPendingOutput bounds one connection's unsent replies, in bytes; 0
+	// means DefaultMaxPendingOutput.
+	MaxPendingOutput int
+	// IdleTimeout, ReadTimeout and WriteTimeout: see the defaults; 0 means
+	// the default, a negative value disables the timeout.
+	IdleTimeout, ReadTimeout, WriteTimeout time.Duration
+	// HealthPath is where HTTP GET answers 200 {"status":"ok"}; "" means
+	// DefaultHealthPath.
+	HealthPath string
+	// Logger receives the engine's logs (and gnet's warnings and errors);
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Option sets a field of Options.
+type Option func(*Options)
+
+// WithAddrs sets Options.Addrs.
+func WithAddrs(addrs ...string) Option {
+	return func(o *Options) { o.Addrs = append([]string(nil), addrs...) }
+}
+
+// WithLoops sets Options.Loops.
+func WithLoops(n int) Option { return func(o *Options) { o.Loops = n } }
+
+// WithReusePort sets Options.ReusePort.
+func WithReusePort(on bool) Option { return func(o *Options) { o.ReusePort = on } }
+
+// WithWorkers sets Options.Workers.
+func WithWorkers(w *pool.Workers) Option { return func(o *Options) { o.Workers = w } }
+
+// WithMaxMessageSize sets Options.MaxMessageSize.
+func WithMaxMessageSize(n int) Option { return func(o *Options) { o.MaxMessageSize = n } }
+
+// WithMaxHeaderSize sets Options.MaxHeaderSize.
+func WithMaxHeaderSize(n int) Option { return func(o *Options) { o.MaxHeaderSize = n } }
+
+// WithMaxConns sets Options.MaxConns.
+func WithMaxConns(n int) Option { return func(o *Options) { o.MaxConns = n } }
+
+// WithMaxInFlight sets Options.MaxInFlight.
+func WithMaxInFlight(n int) Option { return func(o *Options) { o.MaxInFlight = n } }
+
+// WithMaxPendingOutput sets Options.MaxPendingOutput.
+func WithMaxPendingOutput(n int) Option { return func(o *Options) { o.MaxPendingOutput = n } }
+
+// WithTimeouts sets Options.IdleTimeout, ReadTimeout and WriteTimeout.
+func WithTimeouts(idle, read, write time.Duration) Option {
+	return func(o *Options) { o.IdleTimeout, o.ReadTimeout, o.WriteTimeout = idle, read, write }
+}
+
+// WithHealthPath sets Options.HealthPath.
+func WithHealthPath(p string) Option { return func(o *Options) { o.HealthPath = p } }
+
+// WithLogger sets Options.Logger.
+func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
+
+// fill applies the defaults.
+func (o *Options) fill() {
+	if len(o.Addrs) == 0 {
+		o.Addrs = []string{DefaultAddr}
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if o.MaxHeaderSize <= 0 {
+		o.MaxHeaderSize = DefaultMaxHeaderSize
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	if o.MaxPendingOutput <= 0 {
+		o.MaxPendingOutput = DefaultMaxPendingOutput
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.IdleTimeout, DefaultIdleTimeout)
+	def(&o.ReadTimeout, DefaultReadTimeout)
+	def(&o.WriteTimeout, DefaultWriteTimeout)
+	if o.HealthPath == "" {
+		o.HealthPath = DefaultHealthPath
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
