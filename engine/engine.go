@@ -98,7 +98,7 @@ func (e *Engine) Start() error {
 	}
 	e.maxConns = e.opts.MaxConns
 	if limit := raiseFileLimit(); limit > 0 && e.maxConns > limit {
-		e.opts.Logger.Info("jetrpc: connections capped by the file descriptor limit", "max_conns", limit)
+		e.opts.Logger.Debug("jetrpc: connections capped by the file descriptor limit", "max_conns", limit)
 		e.maxConns = limit
 	}
 	for _, a := range e.opts.Addrs {

@@ -1,12 +1,14 @@
 // Command jetrpc runs the bundled JSON-RPC 2.0 server.
 //
-//	jetrpc serve [--http ADDR] [limits]
+//	jetrpc serve [--http ADDR] [--tcp ADDR]... [--unix PATH]... [flags]
 //
 // serve answers the methods of the JSON-RPC 2.0 specification's examples
 // (subtract, sum, update, notify_hello, notify_sum, get_data) and the
-// benchmark methods (echo, add, sleep, fail) of package handler/demo, over
-// HTTP POST. It prints the address it listens on and stops gracefully on
-// SIGINT or SIGTERM.
+// benchmark methods (echo, add, sleep, fail) of package handler/demo,
+// from gnet event loops. Every listener serves both HTTP/1.1 and raw JSON
+// streams; --http and --tcp differ only for the reader. With no address
+// it listens on 127.0.0.1:8080. It prints the bound addresses and stops
+// gracefully on SIGINT or SIGTERM.
 package main
 
 import (
@@ -16,13 +18,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/parser"
@@ -30,7 +32,9 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "jetrpc:", err)
 		os.Exit(2)
 	}
@@ -59,56 +63,96 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown command %q", args[0])
 }
 
+// addrList is a repeatable address flag.
+type addrList struct {
+	scheme string
+	addrs  *[]string
+}
+
+func (a addrList) String() string { return "" }
+
+func (a addrList) Set(v string) error {
+	if !strings.Contains(v, "://") {
+		v = a.scheme + v
+	}
+	*a.addrs = append(*a.addrs, v)
+	return nil
+}
+
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("http", "127.0.0.1:8080", "`address` to serve HTTP on (port 0 picks a free port)")
-	maxBody := fs.Int64("max-body", handler.DefaultMaxBodySize, "largest request body in `bytes`")
+	var addrs []string
+	fs.Var(addrList{"tcp://", &addrs}, "http", "`address` to listen on (HTTP and streams; repeatable; port 0 picks a free port)")
+	fs.Var(addrList{"tcp://", &addrs}, "tcp", "`address` to listen on (streams and HTTP; repeatable)")
+	fs.Var(addrList{"unix://", &addrs}, "unix", "Unix socket `path` to listen on (repeatable)")
+	loops := fs.Int("loops", 0, "event loops (0: GOMAXPROCS)")
+	workers := fs.Int("workers", pool.DefaultWorkers, "worker goroutines for blocking methods, per pool (messages and batch elements)")
+	queue := fs.Int("queue", pool.DefaultQueue, "messages waiting for a worker before requests are answered \"server busy\"")
+	maxMsg := fs.Int("max-message", engine.DefaultMaxMessageSize, "largest message (HTTP body or stream value) in `bytes`")
+	maxHeader := fs.Int("max-header", engine.DefaultMaxHeaderSize, "largest HTTP request head in `bytes`")
 	maxBatch := fs.Int("max-batch", handler.DefaultMaxBatch, "most requests in one batch")
 	maxDepth := fs.Int("max-depth", parser.DefaultMaxDepth, "deepest nesting of a message")
-	workers := fs.Int("workers", pool.DefaultWorkers, "goroutines for blocking methods and parallel batches")
-	queue := fs.Int("queue", pool.DefaultQueue, "work waiting for a worker before requests are answered \"server busy\"")
+	maxConns := fs.Int("max-conns", engine.DefaultMaxConns, "most open connections")
+	maxInFlight := fs.Int("max-inflight", engine.DefaultMaxInFlight, "most messages of one connection on workers")
+	maxPending := fs.Int("max-pending", engine.DefaultMaxPendingOutput, "unsent reply `bytes` per connection before it is not read")
+	idle := fs.Duration("idle-timeout", engine.DefaultIdleTimeout, "close connections idle this long")
+	readTO := fs.Duration("read-timeout", engine.DefaultReadTimeout, "close connections whose message is incomplete this long")
+	writeTO := fs.Duration("write-timeout", engine.DefaultWriteTimeout, "close connections whose replies wait this long")
+	reusePort := fs.Bool("reuseport", false, "set SO_REUSEPORT so that several processes can share a port")
 	noV1 := fs.Bool("reject-v1", false, "answer JSON-RPC 1.0 requests with -32600")
+	verbose := fs.Bool("v", false, "log debug messages")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	w := pool.NewWorkers(*workers, *queue)
-	defer w.Close()
+	if len(addrs) == 0 {
+		addrs = []string{engine.DefaultAddr}
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	elements := pool.NewWorkers(*workers, *queue)
+	defer elements.Close()
+	messages := pool.NewWorkers(*workers, *queue)
+	defer messages.Close()
 	tab := handler.NewTable(
 		handler.WithMaxBatch(*maxBatch),
 		handler.WithMaxDepth(*maxDepth),
 		handler.WithRejectV1(*noV1),
-		handler.WithWorkers(w),
-		handler.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))),
+		handler.WithWorkers(elements),
+		handler.WithLogger(logger),
 	)
 	demo.Register(tab)
-	h := handler.NewHTTPHandler(tab)
-	h.MaxBodySize = *maxBody
-
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
+	e := engine.New(tab,
+		engine.WithAddrs(addrs...),
+		engine.WithLoops(*loops),
+		engine.WithWorkers(messages),
+		engine.WithReusePort(*reusePort),
+		engine.WithMaxMessageSize(*maxMsg),
+		engine.WithMaxHeaderSize(*maxHeader),
+		engine.WithMaxConns(*maxConns),
+		engine.WithMaxInFlight(*maxInFlight),
+		engine.WithMaxPendingOutput(*maxPending),
+		engine.WithTimeouts(*idle, *readTO, *writeTO),
+		engine.WithLogger(logger),
+	)
+	if err := e.Start(); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/\n", ln.Addr())
-
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
+	for _, a := range e.Addrs() {
+		switch a.Network() {
+		case "unix":
+			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on unix://%s (HTTP and streams)\n", a)
+		default:
+			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/ and tcp://%s (HTTP and streams)\n", a, a)
+		}
 	}
+	<-ctx.Done()
 	fmt.Fprintln(stdout, "jetrpc: stopping")
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		return err
-	}
-	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return e.Stop(stopCtx)
 }

@@ -42,7 +42,7 @@ func TestServe(t *testing.T) {
 		sc := bufio.NewScanner(strings.NewReader(out.String()))
 		for sc.Scan() {
 			if _, u, ok := strings.Cut(sc.Text(), "on "); ok {
-				url = u
+				url, _, _ = strings.Cut(u, " ")
 			}
 		}
 	}
