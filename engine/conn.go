@@ -15,6 +15,7 @@ package engine
 // next messages (up to MaxInFlight on workers) and replies as they finish.
 
 import (
+	"bytes"
 	"sync"
 	"sync/atomic"
 
@@ -334,7 +335,7 @@ func (cs *conn) route(out []byte) (o []byte, done bool) {
 	switch {
 	case string(r.method) == "POST":
 		switch {
-		case !handler.AcceptableContentType(string(r.contentType)) && !acceptableBytes(r.contentType):
+		case !acceptableType(r.contentType):
 			status = statusUnsupportedMedia
 		case r.bodyLen > int64(e.opts.MaxMessageSize):
 			out = appendStatus(out, statusPayloadTooLarge, false, r.minor)
@@ -365,10 +366,18 @@ func (cs *conn) route(out []byte) (o []byte, done bool) {
 	return out, true
 }
 
-// acceptableBytes is handler.AcceptableContentType without the string
-// conversion for the common exact values.
-func acceptableBytes(v []byte) bool {
-	return len(v) == 0 || string(v) == "application/json"
+// acceptableType is handler.AcceptableContentType on bytes, without
+// allocating: empty, or application/json, application/json-rpc or
+// application/jsonrequest with any parameters.
+func acceptableType(v []byte) bool {
+	if len(v) == 0 {
+		return true
+	}
+	if k := bytes.IndexByte(v, ';'); k >= 0 {
+		v = v[:k]
+	}
+	v = trimOWS(v)
+	return equalFold(v, "application/json") || equalFold(v, "application/json-rpc") || equalFold(v, "application/jsonrequest")
 }
 
 // pathOf returns the path of a request target, without query.

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/jetrpc/jetrpc/handler"
 )
 
 var httpSeeds = []string{
@@ -238,4 +240,13 @@ func longLength(lower []byte) bool {
 	_, v, _ := bytes.Cut(lower, []byte("content-length:"))
 	v, _, _ = bytes.Cut(v, []byte("\r\n"))
 	return len(bytes.TrimSpace(v)) > 18
+}
+
+func TestAcceptableType_matchesHandler(t *testing.T) {
+	for _, v := range []string{"", "application/json", "Application/JSON; charset=UTF-8", "application/json-rpc",
+		"application/jsonrequest", "text/json", "application/xml", "application/json+x", "application/json ;q=1", " application/json"} {
+		if got, want := acceptableType([]byte(v)), handler.AcceptableContentType(v); got != want {
+			t.Errorf("%q: %v, handler says %v", v, got, want)
+		}
+	}
 }

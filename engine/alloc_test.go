@@ -1,0 +1,115 @@
+//go:build !race
+
+package engine
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// fakeConn is the part of gnet.Conn the engine uses, over byte slices:
+// it drives the HTTP and stream code paths without sockets.
+type fakeConn struct {
+	gnet.Conn // nil: any other method panics
+	in        []byte
+	out       []byte
+	ctx       any
+}
+
+func (f *fakeConn) Peek(n int) ([]byte, error) {
+	if n <= 0 || n > len(f.in) {
+		return f.in, nil
+	}
+	return f.in[:n], nil
+}
+
+func (f *fakeConn) Discard(n int) (int, error) {
+	if n <= 0 || n >= len(f.in) {
+		n = len(f.in)
+	}
+	f.in = f.in[n:]
+	return n, nil
+}
+
+func (f *fakeConn) InboundBuffered() int          { return len(f.in) }
+func (f *fakeConn) OutboundBuffered() int         { return 0 }
+func (f *fakeConn) Write(b []byte) (int, error)   { f.out = append(f.out, b...); return len(b), nil }
+func (f *fakeConn) Wake(gnet.AsyncCallback) error { return nil }
+func (f *fakeConn) Context() any                  { return f.ctx }
+func (f *fakeConn) SetContext(c any)              { f.ctx = c }
+
+// newFakeConn returns a connection of an engine that was not started.
+func newFakeConn(t testing.TB) (*conn, *fakeConn) {
+	tab := handler.NewTable()
+	demo.Register(tab)
+	e := New(tab)
+	e.baseCtx = context.Background()
+	fc := &fakeConn{}
+	cs := &conn{e: e, gc: fc, loop: &loopState{}}
+	return cs, fc
+}
+
+// TestServe_zeroAllocs drives the HTTP and the stream paths with bytes:
+// in steady state a request to an inline method allocates nothing, from
+// the bytes read to the reply written.
+func TestServe_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	add := `{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`
+	batch := "[" + strings.TrimSuffix(strings.Repeat(add+",", 10), ",") + "]"
+	httpReq := func(body string) string {
+		return "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+			itoa(len(body)) + "\r\n\r\n" + body
+	}
+	cases := []struct {
+		name, in, want string
+	}{
+		{"http single", httpReq(add), `{"jsonrpc":"2.0","result":42,"id":1}`},
+		{"http pipelined x3", strings.Repeat(httpReq(add), 3), `{"jsonrpc":"2.0","result":42,"id":1}`},
+		{"http batch10", httpReq(batch), `"result":42`},
+		{"http notification", httpReq(`{"jsonrpc":"2.0","method":"update"}`), "204 No Content"},
+		{"http chunked", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + itoaHex(len(add)) + "\r\n" + add + "\r\n0\r\n\r\n", `"result":42`},
+		{"stream single", add + "\n", `{"jsonrpc":"2.0","result":42,"id":1}` + "\n"},
+		{"stream x3", strings.Repeat(add+"\n", 3), `{"jsonrpc":"2.0","result":42,"id":1}` + "\n"},
+		{"stream batch10", batch + "\n", `"result":42`},
+		{"health", "GET /health HTTP/1.1\r\n\r\n", `{"status":"ok"}`},
+	}
+	for _, c := range cases {
+		cs, fc := newFakeConn(t)
+		in := []byte(c.in)
+		step := func() {
+			fc.in = in
+			fc.out = fc.out[:0]
+			if cs.traffic() != gnet.None {
+				t.Fatalf("%s: connection closed", c.name)
+			}
+		}
+		step()
+		if !bytes.Contains(fc.out, []byte(c.want)) || len(fc.in) != 0 {
+			t.Fatalf("%s: out %q, left %q", c.name, fc.out, fc.in)
+		}
+		if got := testing.AllocsPerRun(200, step); got != 0 {
+			t.Errorf("%s: %v allocs per message, want 0", c.name, got)
+		}
+	}
+}
+
+func itoa(n int) string    { return string(appendInt(nil, int64(n))) }
+func itoaHex(n int) string { return strings.ToLower(strings.TrimLeft(hexOf(n), "0")) }
+
+func hexOf(n int) string {
+	const digits = "0123456789abcdef"
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i] = digits[n&15]
+		n >>= 4
+	}
+	return string(b[:])
+}
