@@ -4,56 +4,11 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/jetrpc/jetrpc/handler"
-	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/panjf2000/gnet/v2"
 )
-
-// fakeConn is the part of gnet.Conn the engine uses, over byte slices:
-// it drives the HTTP and stream code paths without sockets.
-type fakeConn struct {
-	gnet.Conn // nil: any other method panics
-	in        []byte
-	out       []byte
-	ctx       any
-}
-
-func (f *fakeConn) Peek(n int) ([]byte, error) {
-	if n <= 0 || n > len(f.in) {
-		return f.in, nil
-	}
-	return f.in[:n], nil
-}
-
-func (f *fakeConn) Discard(n int) (int, error) {
-	if n <= 0 || n >= len(f.in) {
-		n = len(f.in)
-	}
-	f.in = f.in[n:]
-	return n, nil
-}
-
-func (f *fakeConn) InboundBuffered() int          { return len(f.in) }
-func (f *fakeConn) OutboundBuffered() int         { return 0 }
-func (f *fakeConn) Write(b []byte) (int, error)   { f.out = append(f.out, b...); return len(b), nil }
-func (f *fakeConn) Wake(gnet.AsyncCallback) error { return nil }
-func (f *fakeConn) Context() any                  { return f.ctx }
-func (f *fakeConn) SetContext(c any)              { f.ctx = c }
-
-// newFakeConn returns a connection of an engine that was not started.
-func newFakeConn(t testing.TB) (*conn, *fakeConn) {
-	tab := handler.NewTable()
-	demo.Register(tab)
-	e := New(tab)
-	e.baseCtx = context.Background()
-	fc := &fakeConn{}
-	cs := &conn{e: e, gc: fc, loop: &loopState{}}
-	return cs, fc
-}
 
 // TestServe_zeroAllocs drives the HTTP and the stream paths with bytes:
 // in steady state a request to an inline method allocates nothing, from

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/pool"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// fakeConn is the part of gnet.Conn the engine uses, over byte slices:
+// it drives the HTTP and stream code paths without sockets.
+type fakeConn struct {
+	gnet.Conn // nil: any other method panics
+	in        []byte
+	out       []byte
+	ctx       any
+	wakes     int
+}
+
+func (f *fakeConn) Peek(n int) ([]byte, error) {
+	if n <= 0 || n > len(f.in) {
+		return f.in, nil
+	}
+	return f.in[:n], nil
+}
+
+func (f *fakeConn) Discard(n int) (int, error) {
+	if n <= 0 || n >= len(f.in) {
+		n = len(f.in)
+	}
+	f.in = f.in[n:]
+	return n, nil
+}
+
+func (f *fakeConn) InboundBuffered() int          { return len(f.in) }
+func (f *fakeConn) OutboundBuffered() int         { return 0 }
+func (f *fakeConn) Write(b []byte) (int, error)   { f.out = append(f.out, b...); return len(b), nil }
+func (f *fakeConn) Wake(gnet.AsyncCallback) error { f.wakes++; return nil }
+func (f *fakeConn) Context() any                  { return f.ctx }
+func (f *fakeConn) SetContext(c any)              { f.ctx = c }
+
+// newFakeConn returns a connection of an engine that was not started.
+func newFakeConn(t testing.TB) (*conn, *fakeConn) {
+	tab := handler.NewTable()
+	demo.Register(tab)
+	e := New(tab)
+	e.baseCtx = context.Background()
+	fc := &fakeConn{}
+	cs := &conn{e: e, gc: fc, loop: &loopState{}}
+	return cs, fc
+}
+
+// TestTrap_wakeOncePerBurst: workers hand replies back with one Wake per
+// burst, not one AsyncWrite (3 allocations in gnet) per reply.
+func TestTrap_wakeOncePerBurst(t *testing.T) {
+	cs, fc := newFakeConn(t)
+	cs.proto = protoStream
+	finishOne := func(id int) {
+		j := jobs.Get().(*job)
+		j.cs = cs
+		j.out = pool.Responses.Get()
+		j.out.B = append(j.out.B, `{"jsonrpc":"2.0","result":1,"id":`...)
+		j.out.B = appendInt(j.out.B, int64(id))
+		j.out.B = append(j.out.B, '}')
+		cs.inflight++
+		cs.finish(j)
+	}
+	for i := range 10 {
+		finishOne(i)
+	}
+	if fc.wakes != 1 {
+		t.Fatalf("%d Wakes for a burst of 10 replies, want 1", fc.wakes)
+	}
+	cs.traffic()
+	if cs.inflight != 0 || len(fc.out) == 0 {
+		t.Fatalf("inflight %d, out %q", cs.inflight, fc.out)
+	}
+	for i := range 10 {
+		want := `"id":` + string(appendInt(nil, int64(i))) + "}\n"
+		if !containsLine(fc.out, want) {
+			t.Fatalf("reply %d missing from %q", i, fc.out)
+		}
+	}
+	finishOne(10)
+	if fc.wakes != 2 {
+		t.Fatalf("%d Wakes after the next burst, want 2", fc.wakes)
+	}
+}
+
+func containsLine(out []byte, suffix string) bool {
+	for _, l := range splitLines(out) {
+		if len(l) >= len(suffix) && l[len(l)-len(suffix):] == suffix {
+			return true
+		}
+	}
+	return false
+}
+
+func splitLines(b []byte) []string {
+	var out []string
+	start := 0
+	for i, c := range b {
+		if c == '\n' {
+			out = append(out, string(b[start:i+1]))
+			start = i + 1
+		}
+	}
+	return out
+}
