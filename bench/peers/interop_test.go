@@ -1,0 +1,170 @@
+package peers
+
+// Interoperability: real third-party JSON-RPC clients against a running
+// jetrpc engine — go-ethereum's rpc.Client (HTTP and IPC), ybbus/jsonrpc
+// (HTTP) and sourcegraph/jsonrpc2 (TCP stream).
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/rpc"
+	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/sourcegraph/jsonrpc2"
+	"github.com/ybbus/jsonrpc/v3"
+)
+
+// serve starts an engine with the demo methods on TCP and a Unix socket.
+func serve(t *testing.T) (tcpAddr, unixPath string) {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	tab := handler.NewTable(handler.WithLogger(quiet))
+	demo.Register(tab)
+	unixPath = filepath.Join(t.TempDir(), "jetrpc.ipc")
+	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+unixPath), engine.WithLogger(quiet))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	})
+	return e.Addrs()[0].String(), unixPath
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// gethClientChecks runs calls and a batch through a go-ethereum client.
+func gethClientChecks(t *testing.T, c *rpc.Client) {
+	t.Helper()
+	var diff int
+	if err := c.CallContext(ctx(t), &diff, "subtract", 42, 23); err != nil || diff != 19 {
+		t.Fatalf("subtract: %d %v", diff, err)
+	}
+	var data []any
+	if err := c.CallContext(ctx(t), &data, "get_data"); err != nil || len(data) != 2 || data[0] != "hello" {
+		t.Fatalf("get_data: %v %v", data, err)
+	}
+	err := c.CallContext(ctx(t), nil, "nope")
+	var rpcErr rpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.ErrorCode() != -32601 {
+		t.Fatalf("unknown method: %v", err)
+	}
+	err = c.CallContext(ctx(t), nil, "fail", map[string]string{"why": "test"})
+	var dataErr rpc.DataError
+	if !errors.As(err, &rpcErr) || rpcErr.ErrorCode() != 1000 || !errors.As(err, &dataErr) {
+		t.Fatalf("fail: %v", err)
+	}
+	var sum, slept int
+	var echo []string
+	batch := []rpc.BatchElem{
+		{Method: "add", Args: []any{1, 2}, Result: &sum},
+		{Method: "sleep", Args: []any{5}, Result: &slept},
+		{Method: "echo", Args: []any{"a", "b"}, Result: &echo},
+		{Method: "subtract", Args: []any{"x", 1}},
+	}
+	if err := c.BatchCallContext(ctx(t), batch); err != nil {
+		t.Fatal(err)
+	}
+	if sum != 3 || slept != 5 || len(echo) != 2 || batch[0].Error != nil || batch[3].Error == nil {
+		t.Fatalf("batch: %d %d %v %v %v", sum, slept, echo, batch[0].Error, batch[3].Error)
+	}
+	if !errors.As(batch[3].Error, &rpcErr) || rpcErr.ErrorCode() != -32602 {
+		t.Fatalf("batch invalid params: %v", batch[3].Error)
+	}
+}
+
+func TestGeth_HTTP(t *testing.T) {
+	tcp, _ := serve(t)
+	c, err := rpc.DialHTTP("http://" + tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gethClientChecks(t, c)
+}
+
+func TestGeth_IPC(t *testing.T) {
+	_, unix := serve(t)
+	c, err := rpc.DialIPC(ctx(t), unix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gethClientChecks(t, c)
+}
+
+func TestYbbus_HTTP(t *testing.T) {
+	tcp, _ := serve(t)
+	c := jsonrpc.NewClient("http://" + tcp)
+	resp, err := c.Call(ctx(t), "subtract", 42, 23)
+	if err != nil || resp.Error != nil {
+		t.Fatalf("%v %v", err, resp)
+	}
+	if n, _ := resp.GetInt(); n != 19 {
+		t.Fatalf("subtract = %d", n)
+	}
+	// A single struct is sent by name.
+	var diff int
+	if err := c.CallFor(ctx(t), &diff, "subtract", demo.SubtractParams{Minuend: 50, Subtrahend: 8}); err != nil || diff != 42 {
+		t.Fatalf("by name: %d %v", diff, err)
+	}
+	resps, err := c.CallBatch(ctx(t), jsonrpc.RPCRequests{
+		jsonrpc.NewRequest("add", 1, 2),
+		jsonrpc.NewRequest("nope"),
+		jsonrpc.NewRequest("echo", "x"),
+	})
+	if err != nil || len(resps) != 3 {
+		t.Fatalf("batch: %v %d", err, len(resps))
+	}
+	byID := resps.AsMap()
+	if n, _ := byID[0].GetInt(); n != 3 || byID[1].Error == nil || byID[1].Error.Code != -32601 || byID[2].Error != nil {
+		t.Fatalf("batch replies: %+v %+v %+v", byID[0], byID[1], byID[2])
+	}
+	resp, err = c.Call(ctx(t), "fail", 7)
+	if err != nil || resp.Error == nil || resp.Error.Code != 1000 {
+		t.Fatalf("fail: %v %+v", err, resp)
+	}
+}
+
+func TestSourcegraph_TCP(t *testing.T) {
+	tcp, _ := serve(t)
+	nc, err := net.Dial("tcp", tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := jsonrpc2.NewConn(ctx(t), jsonrpc2.NewPlainObjectStream(nc), jsonrpc2.HandlerWithError(
+		func(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request) (any, error) { return nil, nil }))
+	defer conn.Close()
+	var diff int
+	if err := conn.Call(ctx(t), "subtract", []int{42, 23}, &diff); err != nil || diff != 19 {
+		t.Fatalf("subtract: %d %v", diff, err)
+	}
+	if err := conn.Call(ctx(t), "subtract", map[string]int{"minuend": 1, "subtrahend": 2}, &diff); err != nil || diff != -1 {
+		t.Fatalf("by name: %d %v", diff, err)
+	}
+	if err := conn.Notify(ctx(t), "update", []int{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	var slept int
+	if err := conn.Call(ctx(t), "sleep", map[string]int{"ms": 3}, &slept); err != nil || slept != 3 {
+		t.Fatalf("sleep: %d %v", slept, err)
+	}
+	err = conn.Call(ctx(t), "nope", nil, nil)
+	var e *jsonrpc2.Error
+	if !errors.As(err, &e) || e.Code != -32601 {
+		t.Fatalf("unknown method: %v", err)
+	}
+}
