@@ -75,16 +75,28 @@ type conn struct {
 	stalled    atomic.Int64 // since when output has been waiting, or 0
 }
 
-// expired reports whether a timeout has passed. Safe from any goroutine.
-func (cs *conn) expired(now int64) bool {
+// Timeouts, as expired reports them.
+const (
+	notExpired = iota
+	expiredIdle
+	expiredRead
+	expiredWrite
+)
+
+// expired reports which timeout has passed, if any. Safe from any
+// goroutine.
+func (cs *conn) expired(now int64) int {
 	o := &cs.e.opts
-	if p := cs.partial.Load(); p != 0 && o.ReadTimeout > 0 && now-p > int64(o.ReadTimeout) {
-		return true
-	}
 	if s := cs.stalled.Load(); s != 0 && o.WriteTimeout > 0 && now-s > int64(o.WriteTimeout) {
-		return true
+		return expiredWrite
 	}
-	return o.IdleTimeout > 0 && now-cs.lastActive.Load() > int64(o.IdleTimeout)
+	if p := cs.partial.Load(); p != 0 && o.ReadTimeout > 0 && now-p > int64(o.ReadTimeout) {
+		return expiredRead
+	}
+	if o.IdleTimeout > 0 && now-cs.lastActive.Load() > int64(o.IdleTimeout) {
+		return expiredIdle
+	}
+	return notExpired
 }
 
 // traffic serves the connection. Event loop only.
@@ -98,9 +110,19 @@ func (cs *conn) traffic() gnet.Action {
 	if gc.InboundBuffered() > 0 {
 		cs.lastActive.Store(now)
 	}
-	if cs.expired(now) && !(cs.inflight > 0 && cs.partial.Load() == 0 && cs.stalled.Load() == 0) {
-		cs.closing = true // timed out: nothing more is read
+	switch cs.expired(now) {
+	case expiredWrite:
+		// The client has not read its replies for WriteTimeout: waiting
+		// for them to flush would wait forever.
+		return gnet.Close
+	case expiredRead:
+		cs.closing = true // slowloris: the message never completed
 		_, _ = gc.Discard(-1)
+	case expiredIdle:
+		if cs.inflight == 0 {
+			cs.closing = true
+			_, _ = gc.Discard(-1)
+		}
 	}
 	if !cs.closing && !cs.paused {
 		out = cs.serve(out)

@@ -89,6 +89,9 @@ func (e *Engine) Addrs() []net.Addr {
 	return append([]net.Addr(nil), e.addrs...)
 }
 
+// Conns returns the number of open connections.
+func (e *Engine) Conns() int { return int(e.nconns.Load()) }
+
 // Start listens on every address and starts serving in the background.
 func (e *Engine) Start() error {
 	e.mu.Lock()
@@ -294,7 +297,7 @@ func (e *Engine) ticker() {
 			waiters = waiters[:0]
 			e.mu.Lock()
 			for cs := range e.conns {
-				if cs.waiting.Load() || (sweep && cs.expired(now.UnixNano())) {
+				if cs.waiting.Load() || (sweep && cs.expired(now.UnixNano()) != notExpired) {
 					waiters = append(waiters, cs)
 				}
 			}

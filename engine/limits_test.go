@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -261,6 +262,47 @@ func TestLimit_timeouts(t *testing.T) {
 	if !waitClosed(slow, 10*time.Second) {
 		t.Fatal("incomplete message not timed out")
 	}
+}
+
+// TestLimit_writeTimeout: a client that stops reading its replies is
+// closed after the write timeout, even with output pending.
+func TestLimit_writeTimeout(t *testing.T) {
+	e, tcp, _ := startEngine(t, nil, engine.WithTimeouts(time.Minute, time.Minute, 300*time.Millisecond),
+		engine.WithMaxPendingOutput(256<<20), engine.WithMaxMessageSize(4<<20))
+	c, err := net.Dial("tcp", tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.(*net.TCPConn).SetReadBuffer(4096)
+	msg := []byte(`{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("w", 2<<20) + `"],"id":1}` + "\n")
+	for range 8 { // 16 MiB of replies: more than the socket buffers hold
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The server closes it after the timeout and the once-a-second sweep.
+	// (The client cannot tell soon: the replies still in the kernel's
+	// buffers trickle into its tiny window.)
+	for i := 0; e.Conns() != 0; i++ {
+		if i > 1000 {
+			t.Fatal("a client that stopped reading was not closed after the write timeout")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestReusePort: with SO_REUSEPORT two engines share one port.
+func TestReusePort(t *testing.T) {
+	e1, tcp, _ := startEngine(t, nil, engine.WithReusePort(true))
+	_ = e1
+	_, tcp2, _ := startEngine(t, nil, engine.WithReusePort(true), engine.WithAddrs("tcp://"+tcp, "unix://"+filepath.Join(t.TempDir(), "b.sock")))
+	if tcp2 != tcp {
+		t.Fatalf("second engine on %s, want %s", tcp2, tcp)
+	}
+	s := dialStream(t, "tcp", tcp)
+	s.send(t, []byte(sentinel))
+	s.line(t)
 }
 
 // TestStop_idleAndHealth: Stop of a running engine with idle keep-alive

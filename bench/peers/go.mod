@@ -7,6 +7,7 @@ replace github.com/jetrpc/jetrpc => ../..
 require (
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/jetrpc/jetrpc v0.0.0
+	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	github.com/ybbus/jsonrpc/v3 v3.1.6
 )
@@ -28,7 +29,6 @@ require (
 	github.com/holiman/uint256 v1.3.2 // indirect
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
 	github.com/panjf2000/ants/v2 v2.11.3 // indirect
-	github.com/panjf2000/gnet/v2 v2.9.7 // indirect
 	github.com/shirou/gopsutil v3.21.4-0.20210419000835-c7a38de76ee5+incompatible // indirect
 	github.com/tklauser/go-sysconf v0.3.12 // indirect
 	github.com/tklauser/numcpus v0.6.1 // indirect
