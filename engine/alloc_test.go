@@ -4,9 +4,13 @@ package engine
 
 import (
 	"bytes"
+	"context"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/pool"
 	"github.com/panjf2000/gnet/v2"
 )
 
@@ -67,4 +71,41 @@ func hexOf(n int) string {
 		n >>= 4
 	}
 	return string(b[:])
+}
+
+// TestOffload_zeroAllocs: a message for a blocking method goes to a
+// worker and its reply comes back through the connection's done queue
+// without allocating (the fake connection's Wake is free; gnet's costs
+// two allocations per burst of replies, not per reply).
+func TestOffload_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	cs, fc := newFakeConn(t)
+	// A blocking method that allocates nothing itself (sleep's timer would).
+	handler.Register(cs.e.table, "slowadd", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
+	cs.e.workers = pool.NewWorkers(1, 16)
+	defer cs.e.workers.Close()
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","method":"slowadd","params":[0,0],"id":1}` + "\n",
+		"POST / HTTP/1.1\r\nContent-Length: 58\r\n\r\n" + `{"jsonrpc":"2.0","method":"slowadd","params":[0,0],"id":1}`,
+	} {
+		cs.proto, cs.phase = protoUnknown, phaseHead
+		in := []byte(in)
+		step := func() {
+			fc.in, fc.out = in, fc.out[:0]
+			cs.traffic() // queues it on the worker
+			for !cs.waking.Load() {
+				runtime.Gosched()
+			}
+			cs.traffic() // writes the reply
+			if !bytes.Contains(fc.out, []byte(`"result":0,"id":1}`)) {
+				t.Fatalf("out %q", fc.out)
+			}
+		}
+		step()
+		if got := testing.AllocsPerRun(200, step); got != 0 {
+			t.Errorf("%.20q: %v allocs per offloaded message, want 0", in, got)
+		}
+	}
 }

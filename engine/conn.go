@@ -69,7 +69,7 @@ type conn struct {
 	done       *job       // finished work, newest first
 	dead       bool       // closed: finished work is dropped
 	waking     atomic.Bool
-	waiting    atomic.Bool  // wants a Wake from the ticker (output to drain)
+	waiting    bool         // in Engine.waiters: wants a Wake from the ticker; event loop only
 	lastActive atomic.Int64 // last input or reply (engine clock)
 	partial    atomic.Int64 // since when a message has been incomplete, or 0
 	stalled    atomic.Int64 // since when output has been waiting, or 0
@@ -151,7 +151,7 @@ func (cs *conn) traffic() gnet.Action {
 			return gnet.Close
 		}
 		_, _ = gc.Discard(-1)
-		cs.waiting.Store(pending > 0) // the ticker wakes us to check again
+		cs.setWaiting(pending > 0) // the ticker wakes us to check again
 		return gnet.None
 	}
 	// Back-pressure: a client that does not read its replies is not read
@@ -160,8 +160,25 @@ func (cs *conn) traffic() gnet.Action {
 	if cs.paused && gc.InboundBuffered() > e.opts.MaxMessageSize+e.opts.MaxHeaderSize {
 		return gnet.Close
 	}
-	cs.waiting.Store(cs.paused)
+	cs.setWaiting(cs.paused)
 	return gnet.None
+}
+
+// setWaiting adds the connection to, or removes it from, the set the
+// ticker wakes every 10 ms (to see its output drain). Event loop only.
+func (cs *conn) setWaiting(on bool) {
+	if on == cs.waiting {
+		return
+	}
+	cs.waiting = on
+	e := cs.e
+	e.mu.Lock()
+	if on {
+		e.waiters[cs] = struct{}{}
+	} else {
+		delete(e.waiters, cs)
+	}
+	e.mu.Unlock()
 }
 
 // maxLoopBuffer: a loop's scratch buffer larger than this is dropped.

@@ -46,6 +46,7 @@ type Engine struct {
 
 	mu       sync.Mutex         // guards conns, loops, state
 	conns    map[*conn]struct{} // open connections
+	waiters  map[*conn]struct{} // connections waiting for their output to drain
 	loops    map[gnet.EventLoop]*loopState
 	state    int // stateNew, stateRunning, stateDraining, stateStopped
 	nconns   atomic.Int64
@@ -71,7 +72,7 @@ var ErrNotRunning = errors.New("jetrpc: engine not running")
 
 // New returns an engine serving t. It does not listen yet.
 func New(t *handler.Table, opts ...Option) *Engine {
-	e := &Engine{table: t, conns: map[*conn]struct{}{}, loops: map[gnet.EventLoop]*loopState{}, stopped: make(chan struct{})}
+	e := &Engine{table: t, conns: map[*conn]struct{}{}, waiters: map[*conn]struct{}{}, loops: map[gnet.EventLoop]*loopState{}, stopped: make(chan struct{})}
 	for _, o := range opts {
 		o(&e.opts)
 	}
@@ -277,32 +278,38 @@ func (e *Engine) Stop(ctx context.Context) error {
 }
 
 // ticker keeps the clock and the Date header, wakes the connections
-// waiting for their output to drain, and enforces the timeouts.
+// waiting for their output to drain (every 10 ms), and enforces the
+// timeouts (a sweep of every connection once a second).
 func (e *Engine) ticker() {
 	fast := time.NewTicker(10 * time.Millisecond)
 	defer fast.Stop()
 	lastSweep := time.Now()
-	var waiters []*conn
+	var wake []*conn
 	for {
 		select {
 		case <-e.tickDone:
 			return
 		case now := <-fast.C:
 			e.now.Store(now.UnixNano())
-			updateDate(now)
 			sweep := now.Sub(lastSweep) >= time.Second
+			wake = wake[:0]
+			e.mu.Lock()
+			for cs := range e.waiters {
+				wake = append(wake, cs)
+			}
 			if sweep {
 				lastSweep = now
-			}
-			waiters = waiters[:0]
-			e.mu.Lock()
-			for cs := range e.conns {
-				if cs.waiting.Load() || (sweep && cs.expired(now.UnixNano()) != notExpired) {
-					waiters = append(waiters, cs)
+				for cs := range e.conns {
+					if cs.expired(now.UnixNano()) != notExpired {
+						wake = append(wake, cs)
+					}
 				}
 			}
 			e.mu.Unlock()
-			for _, cs := range waiters {
+			if sweep {
+				updateDate(now)
+			}
+			for _, cs := range wake {
 				_ = cs.gc.Wake(nil)
 			}
 		}
@@ -351,6 +358,7 @@ func (e *Engine) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	cs.release()
 	e.mu.Lock()
 	delete(e.conns, cs)
+	delete(e.waiters, cs)
 	e.mu.Unlock()
 	e.nconns.Add(-1)
 	return gnet.None

@@ -11,12 +11,10 @@ var dateValue atomic.Pointer[[]byte]
 
 func init() { updateDate(time.Now()) }
 
-// updateDate formats now for the Date header if the second changed.
+// updateDate formats now for the Date header. The ticker calls it about
+// once a second.
 func updateDate(now time.Time) {
 	b := now.UTC().AppendFormat(make([]byte, 0, 29), "Mon, 02 Jan 2006 15:04:05 GMT")
-	if p := dateValue.Load(); p != nil && string(*p) == string(b) {
-		return
-	}
 	dateValue.Store(&b)
 }
 
