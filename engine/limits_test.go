@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,6 +35,17 @@ func waitClosed(c net.Conn, d time.Duration) bool {
 			return err == io.EOF || strings.Contains(err.Error(), "reset")
 		}
 	}
+}
+
+// smallReceiveBuffer dials with a 4 KiB receive buffer set before the
+// handshake (shrinking it afterwards confuses TCP's window and stalls the
+// connection in zero-window probes), so that replies back up quickly.
+func smallReceiveBuffer() *net.Dialer {
+	return &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+	}}
 }
 
 // TestTrap_peekLifetime: a message run on a worker is copied first, so
@@ -218,12 +230,11 @@ func TestLimit_inFlight(t *testing.T) {
 // once its unsent replies pass the limit; others are served meanwhile.
 func TestLimit_slowReader(t *testing.T) {
 	_, tcp, _ := startEngine(t, nil, engine.WithMaxPendingOutput(256<<10), engine.WithMaxMessageSize(64<<10))
-	c, err := net.Dial("tcp", tcp)
+	c, err := smallReceiveBuffer().Dial("tcp", tcp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_ = c.(*net.TCPConn).SetReadBuffer(4096)
 	msg := []byte(`{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("z", 32<<10) + `"],"id":1}` + "\n")
 	closed := make(chan struct{})
 	go func() {
@@ -275,12 +286,11 @@ func TestLimit_timeouts(t *testing.T) {
 func TestLimit_writeTimeout(t *testing.T) {
 	e, tcp, _ := startEngine(t, nil, engine.WithTimeouts(time.Minute, time.Minute, 300*time.Millisecond),
 		engine.WithMaxPendingOutput(256<<20), engine.WithMaxMessageSize(4<<20))
-	c, err := net.Dial("tcp", tcp)
+	c, err := smallReceiveBuffer().Dial("tcp", tcp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_ = c.(*net.TCPConn).SetReadBuffer(4096)
 	msg := []byte(`{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("w", 2<<20) + `"],"id":1}` + "\n")
 	for range 8 { // 16 MiB of replies: more than the socket buffers hold
 		if _, err := c.Write(msg); err != nil {
