@@ -1,6 +1,8 @@
-// Command jetrpc runs the bundled JSON-RPC 2.0 server.
+// Command jetrpc runs the bundled JSON-RPC 2.0 server and load-tests
+// JSON-RPC servers.
 //
 //	jetrpc serve [--http ADDR] [--tcp ADDR]... [--unix PATH]... [flags]
+//	jetrpc bench [flags] [http://host:port/ | tcp://host:port | unix:///path]
 //
 // serve answers the methods of the JSON-RPC 2.0 specification's examples
 // (subtract, sum, update, notify_hello, notify_sum, get_data) and the
@@ -9,6 +11,11 @@
 // streams; --http and --tcp differ only for the reader. With no address
 // it listens on 127.0.0.1:8080. It prints the bound addresses and stops
 // gracefully on SIGINT or SIGTERM.
+//
+// bench is a JSON-RPC-aware load generator (package bench): closed or
+// open loop, pipelining, batches, notifications, every reply checked,
+// latency percentiles, --json and --plot. Without a target it measures an
+// in-process server.
 package main
 
 import (
@@ -44,6 +51,7 @@ const usage = `usage: jetrpc <command> [flags]
 
 commands:
   serve   run the bundled JSON-RPC server (jetrpc serve -h for flags)
+  bench   load-test a JSON-RPC server, or the bundled one (jetrpc bench -h)
 `
 
 // run is main without the process: testable.
@@ -55,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return runBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

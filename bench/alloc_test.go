@@ -1,0 +1,87 @@
+//go:build !race
+
+package bench
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// TestWorker_zeroAllocs: building a request and checking its reply
+// allocate nothing in steady state, on HTTP and on streams, single and
+// batch.
+func TestWorker_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	for _, c := range []struct {
+		name   string
+		target string
+		batch  int
+	}{
+		{"http", "http://127.0.0.1:1/", 1},
+		{"http batch", "http://127.0.0.1:1/", 3},
+		{"stream", "tcp://127.0.0.1:1", 1},
+		{"stream batch", "tcp://127.0.0.1:1", 3},
+	} {
+		cfg := Config{Target: c.target, Batch: c.batch}
+		if err := cfg.fill(); err != nil {
+			t.Fatal(err)
+		}
+		tg, _ := parseTarget(cfg.Target)
+		msgs, err := messagesFromFlags(cfg.Method, cfg.Params, cfg.Batch, cfg.Notify)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &runner{cfg: cfg, t: tg, msgs: msgs}
+		w := &worker{r: r, errs: map[string]int64{}, hist: hdrhistogram.New(histMin, histMax, histDigits),
+			queue: make([]inflight, 4), rbuf: make([]byte, 0, 4096)}
+		reply := func(body []byte, first uint64) []byte {
+			if c.batch > 1 {
+				body = append(body, '[')
+			}
+			for k := range c.batch {
+				if k > 0 {
+					body = append(body, ',')
+				}
+				body = append(body, `{"jsonrpc":"2.0","result":3,"id":`...)
+				body = strconv.AppendUint(body, first+uint64(k), 10)
+				body = append(body, '}')
+			}
+			if c.batch > 1 {
+				body = append(body, ']')
+			}
+			return body
+		}
+		var body []byte
+		step := func() {
+			w.wbuf = w.wbuf[:0]
+			w.push(time.Now())
+			first := w.next - uint64(c.batch)
+			body = reply(body[:0], first)
+			if tg.http {
+				w.rbuf = append(w.rbuf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "...)
+				w.rbuf = strconv.AppendInt(w.rbuf, int64(len(body)), 10)
+				w.rbuf = append(w.rbuf, "\r\n\r\n"...)
+			}
+			w.rbuf = append(w.rbuf, body...)
+			if !tg.http {
+				w.rbuf = append(w.rbuf, '\n')
+			}
+			w.consume()
+			if w.n != 0 || len(w.errs) != 0 {
+				t.Fatalf("%s: in flight %d, errors %v", c.name, w.n, w.errs)
+			}
+		}
+		step()
+		if got := testing.AllocsPerRun(1000, step); got != 0 {
+			t.Errorf("%s: %v allocs per request, want 0", c.name, got)
+		}
+		if w.done.Load() < 1000 {
+			t.Fatalf("%s: %d requests recorded", c.name, w.done.Load())
+		}
+	}
+}

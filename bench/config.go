@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultConns    = 64
+	DefaultDuration = 10 * time.Second
+	DefaultWarmup   = time.Second
+	DefaultMethod   = "add"
+	DefaultParams   = "[1,2]"
+	// DefaultTimeout is how long a reply may take before the request
+	// counts as lost and its connection is reopened.
+	DefaultTimeout = 10 * time.Second
+)
+
+// Config describes one load test. The zero value of a field means its
+// default.
+type Config struct {
+	// Target is the server: http://host:port/path, tcp://host:port or
+	// unix:///path.
+	Target string
+	// Conns is the number of connections; default DefaultConns.
+	Conns int
+	// Duration is how long to measure, after Warmup; default
+	// DefaultDuration. Ignored when Requests is set.
+	Duration time.Duration
+	// Requests, when positive, stops the test after that many requests.
+	Requests int64
+	// Warmup is run first and not measured; default DefaultWarmup; a
+	// negative value means none.
+	Warmup time.Duration
+	// Rate is the total request rate of an open loop, in requests per
+	// second, spread evenly over the connections; latency is then measured
+	// from each request's intended send time, so that a server that
+	// stalls cannot hide it (no coordinated omission). 0 means a closed
+	// loop: each connection sends as fast as the server answers.
+	Rate float64
+	// Pipeline is how many requests a connection keeps in flight; default
+	// 1 (no pipelining).
+	Pipeline int
+	// Batch is the number of calls per request; 0 or 1 means single
+	// requests, more means a batch array.
+	Batch int
+	// Notify is the share of calls sent as notifications (0 to 1).
+	Notify float64
+	// Method and Params make the calls; defaults DefaultMethod and
+	// DefaultParams. Params is JSON text (an array or an object) or "".
+	Method string
+	Params string
+	// Bodies, when set, replaces Method, Params, Batch and Notify: the
+	// messages are sent in turn, their ids replaced by the tool's own
+	// (a call without id is a notification).
+	Bodies [][]byte
+	// ExpectError says the calls are expected to fail: a result is then
+	// counted as an error, and an error reply is not.
+	ExpectError bool
+	// NoCheck only frames replies, without checking them: for servers
+	// that answer with a fixed text, such as the ceilings of bench/peers.
+	// Results of such a run say nothing about correctness.
+	NoCheck bool
+	// Timeout bounds the wait for a reply; default DefaultTimeout.
+	Timeout time.Duration
+	// Progress, when set, receives a line each second.
+	Progress io.Writer
+}
+
+// target is a parsed Config.Target.
+type target struct {
+	http    bool
+	network string // tcp or unix
+	address string
+	host    string // Host header
+	path    string // request target
+}
+
+func parseTarget(s string) (target, error) {
+	switch {
+	case strings.HasPrefix(s, "http://"):
+		u, err := url.Parse(s)
+		if err != nil {
+			return target{}, err
+		}
+		path := u.RequestURI()
+		if path == "" {
+			path = "/"
+		}
+		addr := u.Host
+		if u.Port() == "" {
+			addr += ":80"
+		}
+		return target{http: true, network: "tcp", address: addr, host: u.Host, path: path}, nil
+	case strings.HasPrefix(s, "tcp://"):
+		return target{network: "tcp", address: strings.TrimPrefix(s, "tcp://")}, nil
+	case strings.HasPrefix(s, "unix://"):
+		return target{network: "unix", address: strings.TrimPrefix(s, "unix://")}, nil
+	case strings.HasPrefix(s, "https://"), strings.HasPrefix(s, "ws://"), strings.HasPrefix(s, "wss://"):
+		return target{}, fmt.Errorf("jetrpc bench: %q: TLS and WebSocket targets are not supported yet", s)
+	}
+	return target{}, fmt.Errorf("jetrpc bench: target %q must start with http://, tcp:// or unix://", s)
+}
+
+// fill applies the defaults and checks the config.
+func (c *Config) fill() error {
+	if c.Conns <= 0 {
+		c.Conns = DefaultConns
+	}
+	if c.Duration <= 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Warmup == 0 {
+		c.Warmup = DefaultWarmup
+	}
+	if c.Warmup < 0 {
+		c.Warmup = 0
+	}
+	if c.Pipeline <= 0 {
+		c.Pipeline = 1
+	}
+	if c.Batch <= 0 {
+		c.Batch = 1
+	}
+	if c.Method == "" {
+		c.Method = DefaultMethod
+	}
+	if c.Params == "" && c.Bodies == nil {
+		c.Params = DefaultParams
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	switch {
+	case c.Notify < 0 || c.Notify > 1:
+		return errors.New("jetrpc bench: the notification share must be between 0 and 1")
+	case c.Rate < 0:
+		return errors.New("jetrpc bench: negative rate")
+	case c.Batch > 10000:
+		return errors.New("jetrpc bench: batches of more than 10000 calls")
+	case c.Pipeline > 4096:
+		return errors.New("jetrpc bench: a pipeline deeper than 4096")
+	}
+	return nil
+}

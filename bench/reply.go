@@ -1,0 +1,228 @@
+package bench
+
+import (
+	"bytes"
+
+	"github.com/jetrpc/jetrpc/parser"
+)
+
+// Kinds of errors, as counted in Result.Errors.
+const (
+	ErrConnect         = "connect"             // could not connect
+	ErrTransport       = "transport"           // read or write failed, or the server closed
+	ErrTimeout         = "timeout"             // no reply within Config.Timeout
+	ErrHTTPStatus      = "http status"         // not 200 (or 204 for notifications)
+	ErrHTTPFraming     = "http framing"        // a malformed HTTP response
+	ErrNotJSON         = "not json"            // a reply that is not valid JSON
+	ErrNotJSONRPC      = "not json-rpc"        // JSON, but not a JSON-RPC 2.0 reply
+	ErrUnknownID       = "unknown id"          // an id no request in flight has
+	ErrDuplicate       = "duplicate reply"     // a second reply to one call
+	ErrMissing         = "missing reply"       // a call of the request got no reply
+	ErrUnexpectedError = "unexpected error"    // an error reply when a result was expected
+	ErrUnexpectedOK    = "unexpected result"   // a result when an error was expected
+	ErrUnexpectedReply = "reply to no request" // a reply where none was expected
+)
+
+// httpResponse is one framed HTTP response.
+type httpResponse struct {
+	status int
+	body   []byte // valid until the read buffer changes
+	size   int    // bytes of the whole response
+	close  bool   // Connection: close
+}
+
+// parseHTTPResponse frames the response at the start of b. It returns
+// ok=false when more bytes are needed, or bad=true when the response is
+// malformed. Content-Length and chunked bodies are understood.
+func parseHTTPResponse(b []byte, dst *[]byte) (r httpResponse, ok, bad bool) {
+	end := bytes.Index(b, []byte("\r\n\r\n"))
+	if end < 0 {
+		return r, false, len(b) > 64<<10
+	}
+	head := b[:end]
+	line, rest, _ := bytes.Cut(head, []byte("\r\n"))
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return r, false, true
+	}
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return r, false, true
+		}
+		r.status = r.status*10 + int(c-'0')
+	}
+	length, chunked := -1, false
+	for len(rest) > 0 {
+		var h []byte
+		h, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		name, value, found := bytes.Cut(h, []byte(":"))
+		if !found {
+			return r, false, true
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case equalFoldASCII(name, "content-length"):
+			n := 0
+			for _, c := range value {
+				if c < '0' || c > '9' {
+					return r, false, true
+				}
+				n = n*10 + int(c-'0')
+			}
+			length = n
+		case equalFoldASCII(name, "transfer-encoding"):
+			chunked = equalFoldASCII(value, "chunked")
+		case equalFoldASCII(name, "connection"):
+			r.close = equalFoldASCII(value, "close")
+		}
+	}
+	body := b[end+4:]
+	switch {
+	case chunked:
+		*dst = (*dst)[:0]
+		n, done, malformed := dechunk(body, dst)
+		if malformed {
+			return r, false, true
+		}
+		if !done {
+			return r, false, false
+		}
+		r.body, r.size = *dst, end+4+n
+	case length >= 0:
+		if len(body) < length {
+			return r, false, false
+		}
+		r.body, r.size = body[:length], end+4+length
+	default:
+		if r.status == 204 || r.status == 304 || r.status/100 == 1 {
+			r.size = end + 4
+			break
+		}
+		return r, false, true // a body delimited by close: not for benchmarks
+	}
+	return r, true, false
+}
+
+// dechunk decodes a complete chunked body from b into dst, or reports
+// that more bytes are needed.
+func dechunk(b []byte, dst *[]byte) (n int, done, bad bool) {
+	i := 0
+	for {
+		k := bytes.Index(b[i:], []byte("\r\n"))
+		if k < 0 {
+			return 0, false, false
+		}
+		size := 0
+		for _, c := range b[i : i+k] {
+			switch {
+			case c >= '0' && c <= '9':
+				size = size<<4 | int(c-'0')
+			case c|0x20 >= 'a' && c|0x20 <= 'f':
+				size = size<<4 | int(c|0x20-'a'+10)
+			case c == ';' || c == ' ':
+			default:
+				return 0, false, true
+			}
+			if c == ';' {
+				break
+			}
+		}
+		i += k + 2
+		if size == 0 {
+			t := bytes.Index(b[i:], []byte("\r\n\r\n"))
+			if bytes.HasPrefix(b[i:], []byte("\r\n")) {
+				return i + 2, true, false
+			}
+			if t < 0 {
+				return 0, false, false
+			}
+			return i + t + 4, true, false
+		}
+		if len(b)-i < size+2 {
+			return 0, false, false
+		}
+		*dst = append(*dst, b[i:i+size]...)
+		i += size + 2
+	}
+}
+
+func equalFoldASCII(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(s) {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// replyItem is what a reply object says.
+type replyItem struct {
+	id      uint64
+	idOK    bool // the id is a number the tool could have sent
+	isError bool
+	valid   bool // a JSON-RPC 2.0 reply: jsonrpc "2.0", result xor error
+}
+
+// eachReply calls fn for every reply object of a reply body (an object
+// or an array of them). It returns false if the body is not JSON.
+func eachReply(body []byte, fn func(replyItem)) bool {
+	if !parser.Valid(body) {
+		return false
+	}
+	i := 0
+	for i < len(body) && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' || body[i] == '\t') {
+		i++
+	}
+	if i < len(body) && body[i] == '[' {
+		vals := parser.NewValues(body)
+		for v, ok := vals.Next(); ok; v, ok = vals.Next() {
+			fn(inspect(v))
+		}
+		return true
+	}
+	fn(inspect(body))
+	return true
+}
+
+// inspect reads the members of one reply object.
+func inspect(obj []byte) replyItem {
+	var it replyItem
+	var hasResult, hasError, version bool
+	mems := parser.NewMembers(obj)
+	for k, _, v, ok := mems.Next(); ok; k, _, v, ok = mems.Next() {
+		switch string(k) {
+		case "jsonrpc":
+			version = string(v) == `"2.0"`
+		case "result":
+			hasResult = true
+		case "error":
+			hasError = len(v) > 0 && v[0] == '{'
+		case "id":
+			it.id, it.idOK = parseID(v)
+		}
+	}
+	it.isError = hasError
+	it.valid = version && hasResult != hasError
+	return it
+}
+
+// parseID reads an id the tool sent: a positive integer.
+func parseID(v []byte) (uint64, bool) {
+	if len(v) == 0 || len(v) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, n > 0
+}

@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Result is what a load test measured.
+type Result struct {
+	Target   string        `json:"target"`
+	Conns    int           `json:"conns"`
+	Pipeline int           `json:"pipeline"`
+	Batch    int           `json:"batch"`
+	Rate     float64       `json:"rate,omitempty"` // the open loop's target rate; 0 for a closed loop
+	Duration time.Duration `json:"duration_ns"`    // the measured window
+	Requests int64         `json:"requests"`       // requests fully answered
+	Calls    int64         `json:"calls"`          // calls answered, and notifications sent
+	// RequestsPerSec and CallsPerSec are the throughput.
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	CallsPerSec    float64 `json:"calls_per_sec"`
+	// Latency percentiles of requests, in microseconds.
+	Latency Latency `json:"latency_us"`
+	// Errors counts the errors by kind (see the Err constants); a test
+	// with errors measured a server that does not answer right.
+	Errors map[string]int64 `json:"errors"`
+	// Hist is the latency histogram (microseconds).
+	Hist *hdrhistogram.Histogram `json:"-"`
+}
+
+// Latency holds latency percentiles in microseconds.
+type Latency struct {
+	P50  int64   `json:"p50"`
+	P90  int64   `json:"p90"`
+	P99  int64   `json:"p99"`
+	P999 int64   `json:"p99_9"`
+	Max  int64   `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// TotalErrors returns the sum of Errors.
+func (r *Result) TotalErrors() int64 {
+	var n int64
+	for _, v := range r.Errors {
+		n += v
+	}
+	return n
+}
+
+func (r *runner) result(workers []*worker, stop time.Time) *Result {
+	res := &Result{
+		Target: r.cfg.Target, Conns: r.cfg.Conns, Pipeline: r.cfg.Pipeline, Batch: r.cfg.Batch, Rate: r.cfg.Rate,
+		Errors: map[string]int64{}, Hist: hdrhistogram.New(histMin, histMax, histDigits),
+	}
+	end := stop
+	if r.cfg.Requests <= 0 && r.end.Before(stop) {
+		end = r.end
+	}
+	res.Duration = end.Sub(r.start)
+	if res.Duration <= 0 {
+		res.Duration = time.Nanosecond
+	}
+	for _, w := range workers {
+		res.Requests += w.done.Load()
+		res.Calls += w.calls.Load()
+		for k, v := range w.errs {
+			res.Errors[k] += v
+		}
+		res.Hist.Merge(w.hist)
+	}
+	secs := res.Duration.Seconds()
+	res.RequestsPerSec = float64(res.Requests) / secs
+	res.CallsPerSec = float64(res.Calls) / secs
+	h := res.Hist
+	res.Latency = Latency{
+		P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99),
+		P999: h.ValueAtQuantile(99.9), Max: h.Max(), Mean: h.Mean(),
+	}
+	return res
+}
+
+// WriteTable writes a human-readable summary.
+func (r *Result) WriteTable(w io.Writer) {
+	mode := "closed loop"
+	if r.Rate > 0 {
+		mode = fmt.Sprintf("open loop at %.0f req/s (latency from intended send times)", r.Rate)
+	}
+	fmt.Fprintf(w, "target      %s\n", r.Target)
+	fmt.Fprintf(w, "load        %d connections, pipeline %d, batch %d, %s\n", r.Conns, r.Pipeline, r.Batch, mode)
+	fmt.Fprintf(w, "measured    %.2fs: %d requests, %d calls\n", r.Duration.Seconds(), r.Requests, r.Calls)
+	fmt.Fprintf(w, "throughput  %.0f requests/s", r.RequestsPerSec)
+	if r.Batch > 1 {
+		fmt.Fprintf(w, ", %.0f calls/s", r.CallsPerSec)
+	}
+	fmt.Fprintln(w)
+	l := r.Latency
+	fmt.Fprintf(w, "latency     p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+		us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max))
+	if len(r.Errors) == 0 {
+		fmt.Fprintln(w, "errors      none: every reply checked")
+		return
+	}
+	kinds := make([]string, 0, len(r.Errors))
+	for k := range r.Errors {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, r.Errors[k])
+	}
+	fmt.Fprintf(w, "ERRORS      %d: %s\n", r.TotalErrors(), strings.Join(parts, ", "))
+}
+
+// us formats microseconds readably.
+func us(v int64) string {
+	switch {
+	case v >= 1_000_000:
+		return fmt.Sprintf("%.2fs", float64(v)/1e6)
+	case v >= 1000:
+		return fmt.Sprintf("%.2fms", float64(v)/1e3)
+	}
+	return fmt.Sprintf("%dµs", v)
+}
+
+// WritePlotSVG writes the latency distribution as an SVG chart: latency
+// against percentile, the percentile axis in "nines" (50 %, 90 %, 99 %,
+// 99.9 %, ...) as HdrHistogram's plots do, so that the tail is visible.
+func (r *Result) WritePlotSVG(w io.Writer) error {
+	const (
+		width, height = 800, 450
+		left, right   = 70, 20
+		top, bottom   = 40, 50
+	)
+	plotW, plotH := float64(width-left-right), float64(height-top-bottom)
+	maxNines := 5.0 // up to 99.999 %
+	type point struct{ x, y float64 }
+	var pts []point
+	maxLat := float64(r.Hist.Max())
+	if maxLat <= 0 {
+		maxLat = 1
+	}
+	for i := 0; i <= 400; i++ {
+		n := maxNines * float64(i) / 400
+		q := 100 * (1 - math.Pow(10, -n))
+		v := float64(r.Hist.ValueAtQuantile(q))
+		pts = append(pts, point{float64(left) + plotW*n/maxNines, float64(top) + plotH*(1-v/maxLat)})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", width, height)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14">Latency by percentile — %s, %.0f req/s, %d connections</text>`+"\n",
+		left, escapeXML(r.Target), r.RequestsPerSec, r.Conns)
+	// Axes and grid.
+	for i := 0; i <= int(maxNines); i++ {
+		x := float64(left) + plotW*float64(i)/maxNines
+		label := strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.5f", 100*(1-math.Pow(10, -float64(i)))), "0"), ".") + "%"
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`+"\n", x, top, x, height-bottom)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x, height-bottom+18, label)
+	}
+	for i := 0; i <= 5; i++ {
+		y := float64(top) + plotH*float64(i)/5
+		v := maxLat * float64(5-i) / 5
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", left, y, width-right, y)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, y+4, us(int64(v)))
+	}
+	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">percentile</text>`+"\n", float64(left)+plotW/2, height-12)
+	b.WriteString(`<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="`)
+	for _, p := range pts {
+		fmt.Fprintf(&b, "%.1f,%.1f ", p.x, p.y)
+	}
+	b.WriteString("\"/>\n")
+	l := r.Latency
+	fmt.Fprintf(&b, `<text x="%d" y="%d">p50 %s · p99 %s · p99.9 %s · max %s</text>`+"\n", left+10, top+16, us(l.P50), us(l.P99), us(l.P999), us(l.Max))
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func escapeXML(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
