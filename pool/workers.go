@@ -9,8 +9,9 @@ import (
 // Defaults of NewWorkers.
 var (
 	// DefaultWorkers is the number of worker goroutines: enough for
-	// handlers that block on I/O, 16 per GOMAXPROCS and at least 64.
-	DefaultWorkers = max(64, 16*runtime.GOMAXPROCS(0))
+	// handlers that block on I/O, 32 per GOMAXPROCS and at least 256 (an
+	// idle worker costs a few KiB of stack).
+	DefaultWorkers = max(256, 32*runtime.GOMAXPROCS(0))
 	// DefaultQueue is the number of tasks that may wait for a worker.
 	DefaultQueue = 4096
 )

@@ -1,0 +1,546 @@
+// Command compare measures jetrpc side by side with its peers: it builds
+// every server, then for each scenario and server starts the server pinned
+// to one core, loads it from this process pinned to the other core with
+// the jetrpc bench library, reads the server's CPU time from /proc over
+// the measured window, and prints a markdown table with the ratios.
+//
+//	cd bench/peers && go run ./cmd/compare -o ../RESULTS.md
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jetrpc/jetrpc/bench"
+	"golang.org/x/sys/unix"
+)
+
+// server is one peer.
+type server struct {
+	name   string
+	pkg    string // what to build: a package of this module, or ../.. for jetrpc
+	args   func(httpAddr, tcpAddr string) []string
+	http   bool
+	tcp    bool
+	shared bool // one port serves both
+	prefix string
+	batch  bool
+	check  bool // replies can be checked (not a fixed-reply ceiling)
+	note   string
+	bin    string
+	cmd    *exec.Cmd
+	ha, ta string // addresses while running
+}
+
+func servers() []*server {
+	return []*server{
+		{name: "ceiling", pkg: "./cmd/ceiling", http: true, tcp: true, shared: true, batch: true, check: false,
+			note: "gnet, fixed reply, no JSON parsing",
+			args: func(h, _ string) []string { return []string{"-addr", "tcp://" + h} }},
+		{name: "jetrpc", pkg: "github.com/jetrpc/jetrpc/cmd/jetrpc", http: true, tcp: true, shared: true, batch: true, check: true,
+			args: func(h, _ string) []string { return []string{"serve", "--http", h, "--loops", "1"} }},
+		{name: "fasthttp+sonic", pkg: "./cmd/fasthttp", http: true, batch: true, check: true,
+			args: func(h, _ string) []string { return []string{"-http", h} }},
+		{name: "net/http+encoding/json", pkg: "./cmd/nethttp", http: true, tcp: true, batch: true, check: true,
+			args: func(h, t string) []string { return []string{"-http", h, "-tcp", t} }},
+		{name: "geth rpc", pkg: "./cmd/geth", http: true, tcp: true, batch: true, check: true, prefix: "calc_",
+			note: "TCP: geth's IPC stream codec",
+			args: func(h, t string) []string { return []string{"-http", h, "-tcp", t} }},
+		{name: "jrpc2", pkg: "./cmd/jrpc2", http: true, tcp: true, batch: true, check: true,
+			args: func(h, t string) []string { return []string{"-http", h, "-tcp", t} }},
+		{name: "sourcegraph/jsonrpc2", pkg: "./cmd/sourcegraph", tcp: true, check: true,
+			note: "no batches",
+			args: func(_, t string) []string { return []string{"-tcp", t} }},
+	}
+}
+
+// scenario is one row group of the table.
+type scenario struct {
+	id    int
+	title string
+	http  bool
+	cfg   bench.Config
+	sleep bool // the sleep method
+}
+
+func scenarios() []scenario {
+	return []scenario{
+		{1, "HTTP, single add, keep-alive", true, bench.Config{Conns: 64}, false},
+		{2, "HTTP, batch of 10 add", true, bench.Config{Conns: 64, Batch: 10}, false},
+		{3, "HTTP, single add, pipelining depth 16", true, bench.Config{Conns: 64, Pipeline: 16}, false},
+		{4, "TCP, single add, pipelining depth 16", false, bench.Config{Conns: 64, Pipeline: 16}, false},
+		{5, "TCP, single add, no pipelining", false, bench.Config{Conns: 64}, false},
+		{6, "TCP, batch of 10 add", false, bench.Config{Conns: 64, Batch: 10}, false},
+		{7, "batch of 10 sleep 10 ms, 8 connections", true, bench.Config{Conns: 8, Batch: 10, Params: "[10]"}, true},
+	}
+}
+
+type row struct {
+	srv       *server
+	res       *bench.Result
+	cpuPerReq float64 // µs of server CPU per request
+	skipped   string
+}
+
+func main() {
+	dur := flag.Duration("d", 5*time.Second, "measured duration per scenario and server")
+	warm := flag.Duration("warmup", time.Second, "warm-up before each measurement")
+	out := flag.String("o", "", "also write the report to this file")
+	only := flag.String("only", "", "comma-separated scenario numbers to run (default all, and the memory one)")
+	idle := flag.Int("idle", 10000, "connections of the idle-memory scenario")
+	flag.Parse()
+
+	// The load runs on core 1; servers on core 0.
+	var set unix.CPUSet
+	set.Set(1)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		fmt.Fprintln(os.Stderr, "compare: cannot pin the load to core 1:", err)
+	}
+	runtime.GOMAXPROCS(1)
+	raiseFileLimit()
+
+	dir, err := os.MkdirTemp("", "jetrpc-compare")
+	must(err)
+	defer os.RemoveAll(dir)
+	srvs := servers()
+	for _, s := range srvs {
+		s.bin = filepath.Join(dir, strings.NewReplacer("/", "_", "+", "_").Replace(s.name))
+		fmt.Fprintf(os.Stderr, "building %s\n", s.name)
+		cmd := exec.Command("go", "build", "-o", s.bin, s.pkg)
+		cmd.Stderr = os.Stderr
+		must(cmd.Run())
+	}
+	want := map[int]bool{}
+	for _, f := range strings.Split(*only, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+			want[n] = true
+		}
+	}
+	var report strings.Builder
+	header(&report, *dur)
+	for _, sc := range scenarios() {
+		if len(want) > 0 && !want[sc.id] {
+			continue
+		}
+		var rows []row
+		for _, s := range srvs {
+			rows = append(rows, measure(s, sc, *dur, *warm))
+		}
+		table(&report, sc, rows)
+	}
+	if len(want) == 0 || want[8] {
+		memoryTable(&report, srvs, *idle)
+	}
+	if len(want) == 0 || want[1] {
+		loadTools(&report, srvs, *dur)
+	}
+	fmt.Print(report.String())
+	if *out != "" {
+		must(os.WriteFile(*out, []byte(report.String()), 0o644))
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// start runs the server pinned to core 0 with GOMAXPROCS=1.
+func (s *server) start() error {
+	s.ha, s.ta = freeAddr(), freeAddr()
+	if s.shared {
+		s.ta = s.ha
+	}
+	args := append([]string{"-c", "0", s.bin}, s.args(s.ha, s.ta)...)
+	s.cmd = exec.Command("taskset", args...)
+	s.cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	s.cmd.Stdout, s.cmd.Stderr = io.Discard, io.Discard
+	if err := s.cmd.Start(); err != nil {
+		return err
+	}
+	var addrs []string
+	if s.http {
+		addrs = append(addrs, s.ha)
+	}
+	if s.tcp && !s.shared {
+		addrs = append(addrs, s.ta)
+	}
+	for _, a := range addrs {
+		for i := 0; ; i++ {
+			c, err := net.Dial("tcp", a)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if i > 500 {
+				return fmt.Errorf("%s does not listen on %s", s.name, a)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+func (s *server) stop() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-done
+		}
+	}
+	s.cmd = nil
+}
+
+// pid is the server process (taskset execs it, keeping the pid).
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+// cpuTicks reads utime+stime of a process, in clock ticks (1/100 s).
+func cpuTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + st
+}
+
+// rssKiB reads a process's resident memory.
+func rssKiB(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func measure(s *server, sc scenario, dur, warm time.Duration) row {
+	r := row{srv: s}
+	switch {
+	case sc.http && !s.http:
+		if !sc.sleep {
+			r.skipped = "no HTTP"
+			return r
+		}
+	case !sc.http && !s.tcp:
+		r.skipped = "no TCP"
+		return r
+	case sc.cfg.Batch > 1 && !s.batch:
+		r.skipped = "no batches"
+		return r
+	case sc.sleep && !s.check:
+		r.skipped = "a fixed reply does not sleep"
+		return r
+	}
+	if err := s.start(); err != nil {
+		r.skipped = err.Error()
+		return r
+	}
+	defer s.stop()
+	cfg := sc.cfg
+	cfg.Method = s.prefix + "add"
+	if sc.sleep {
+		cfg.Method = s.prefix + "sleep"
+	}
+	cfg.NoCheck = !s.check
+	if sc.http && s.http {
+		cfg.Target = "http://" + s.ha + "/"
+	} else {
+		cfg.Target = "tcp://" + s.ta
+	}
+	fmt.Fprintf(os.Stderr, "scenario %d: %s\n", sc.id, s.name)
+	w := cfg
+	w.Duration, w.Warmup = warm, -1
+	if _, err := bench.Run(context.Background(), w); err != nil {
+		r.skipped = err.Error()
+		return r
+	}
+	before := cpuTicks(s.pid())
+	cfg.Duration, cfg.Warmup = dur, -1
+	res, err := bench.Run(context.Background(), cfg)
+	after := cpuTicks(s.pid())
+	if err != nil {
+		r.skipped = err.Error()
+		return r
+	}
+	r.res = res
+	if res.Requests > 0 {
+		r.cpuPerReq = float64(after-before) * 1e4 / float64(res.Requests) // ticks of 10 ms, in µs
+	}
+	return r
+}
+
+func header(w io.Writer, dur time.Duration) {
+	cpu := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	goVersion, _ := exec.Command("go", "version").Output()
+	fmt.Fprintf(w, "# jetrpc side by side with its peers\n\n")
+	fmt.Fprintf(w, "- date: %s\n- CPU: %s, %d cores; servers pinned to core 0 (`taskset -c 0`, `GOMAXPROCS=1`), load on core 1 (the `jetrpc bench` library, one core)\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cpu, runtime.NumCPU())
+	fmt.Fprintf(w, "- %s- each row: %s measured after a warm-up, closed loop; server CPU per request from /proc/PID/stat over the measured window\n", strings.TrimPrefix(string(goVersion), "go version "), dur)
+	fmt.Fprintf(w, "- peers (bench/peers/go.mod): %s\n", peerVersions())
+	fmt.Fprintf(w, "- command: `cd bench/peers && go run ./cmd/compare -o ../RESULTS.md`\n\n")
+	fmt.Fprintf(w, "Every reply is checked (JSON-RPC 2.0, ids, result); the ceiling answers a fixed reply and is measured with checks off. Ratios: *vs ceiling* is requests/s over the ceiling's; *jetrpc ×* is jetrpc's requests/s over that server's.\n\n")
+}
+
+func peerVersions() string {
+	b, err := os.ReadFile("go.mod")
+	if err != nil {
+		return "unknown"
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, m := range []string{"go-ethereum ", "creachadair/jrpc2 ", "sourcegraph/jsonrpc2 ", "valyala/fasthttp ", "bytedance/sonic ", "panjf2000/gnet/v2 "} {
+			if strings.Contains(l, m) {
+				f := strings.Fields(l)
+				out = append(out, f[0]+" "+f[1])
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func table(w io.Writer, sc scenario, rows []row) {
+	var ceiling, jet float64
+	for _, r := range rows {
+		if r.res == nil {
+			continue
+		}
+		switch r.srv.name {
+		case "ceiling":
+			ceiling = r.res.RequestsPerSec
+		case "jetrpc":
+			jet = r.res.RequestsPerSec
+		}
+	}
+	fmt.Fprintf(w, "## %d. %s\n\n", sc.id, sc.title)
+	fmt.Fprintf(w, "| server | requests/s | calls/s | p50 | p99 | server CPU µs/request | vs ceiling | jetrpc × | errors |\n")
+	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, r := range rows {
+		name := r.srv.name
+		if r.srv.note != "" {
+			name += " (" + r.srv.note + ")"
+		}
+		if r.res == nil {
+			fmt.Fprintf(w, "| %s | — | | | | | | | %s |\n", name, r.skipped)
+			continue
+		}
+		res := r.res
+		vsCeil, times := "", ""
+		if ceiling > 0 && r.srv.name != "ceiling" {
+			vsCeil = fmt.Sprintf("%.2f", res.RequestsPerSec/ceiling)
+		}
+		if jet > 0 && r.srv.name != "jetrpc" && res.RequestsPerSec > 0 {
+			times = fmt.Sprintf("%.1f×", jet/res.RequestsPerSec)
+		}
+		errs := "0"
+		if n := res.TotalErrors(); n > 0 {
+			errs = fmt.Sprintf("%d %v", n, res.Errors)
+		}
+		if !r.srv.check {
+			errs = "not checked"
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %s | %s | %.2f | %s | %s | %s |\n", name, res.RequestsPerSec, res.CallsPerSec,
+			usText(res.Latency.P50), usText(res.Latency.P99), r.cpuPerReq, vsCeil, times, errs)
+	}
+	fmt.Fprintln(w)
+}
+
+func usText(v int64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.2f ms", float64(v)/1000)
+	}
+	return fmt.Sprintf("%d µs", v)
+}
+
+// memoryTable: n idle keep-alive connections, each having made one
+// request; the server's resident memory.
+func memoryTable(w io.Writer, srvs []*server, n int) {
+	fmt.Fprintf(w, "## 8. %d idle keep-alive connections, each having made one request\n\n", n)
+	fmt.Fprintf(w, "| server | RSS before | RSS with the connections | per connection | jetrpc × |\n| --- | ---: | ---: | ---: | ---: |\n")
+	type memRow struct {
+		name              string
+		before, with, per float64
+		err               string
+	}
+	var rows []memRow
+	var jetPer float64
+	for _, s := range srvs {
+		fmt.Fprintf(os.Stderr, "scenario 8: %s\n", s.name)
+		m := memRow{name: s.name}
+		if err := s.start(); err != nil {
+			m.err = err.Error()
+			rows = append(rows, m)
+			continue
+		}
+		time.Sleep(200 * time.Millisecond)
+		m.before = float64(rssKiB(s.pid()))
+		conns, err := idleConns(s, n)
+		if err != nil {
+			m.err = err.Error()
+		}
+		time.Sleep(time.Second)
+		m.with = float64(rssKiB(s.pid()))
+		for _, c := range conns {
+			c.Close()
+		}
+		s.stop()
+		m.per = (m.with - m.before) * 1024 / float64(n)
+		if s.name == "jetrpc" {
+			jetPer = m.per
+		}
+		rows = append(rows, m)
+	}
+	for _, m := range rows {
+		if m.err != "" {
+			fmt.Fprintf(w, "| %s | %.1f MiB | — | — | %s |\n", m.name, m.before/1024, m.err)
+			continue
+		}
+		ratio := ""
+		if m.name != "jetrpc" && jetPer > 0 {
+			ratio = fmt.Sprintf("%.2f", jetPer/m.per)
+		}
+		fmt.Fprintf(w, "| %s | %.1f MiB | %.1f MiB | %.0f B | %s |\n", m.name, m.before/1024, m.with/1024, m.per, ratio)
+	}
+	fmt.Fprintf(w, "\n*jetrpc ×* here is jetrpc's memory per connection over that server's: below 1 means jetrpc uses less.\n\n")
+}
+
+// idleConns opens n connections and makes one request on each.
+func idleConns(s *server, n int) ([]net.Conn, error) {
+	var conns []net.Conn
+	http := s.http
+	addr := s.ha
+	if !http {
+		addr = s.ta
+	}
+	body := `{"jsonrpc":"2.0","method":"` + s.prefix + `add","params":[1,2],"id":1}`
+	req := body + "\n"
+	if http {
+		req = "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	}
+	buf := make([]byte, 4096)
+	for i := range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return conns, fmt.Errorf("after %d connections: %v", i, err)
+		}
+		conns = append(conns, c)
+		if _, err := io.WriteString(c, req); err != nil {
+			return conns, err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(buf); err != nil {
+			return conns, fmt.Errorf("connection %d: %v", i, err)
+		}
+	}
+	return conns, nil
+}
+
+// loadTools compares jetrpc bench with wrk and hey on scenario 1.
+func loadTools(w io.Writer, srvs []*server, dur time.Duration) {
+	var jet *server
+	for _, s := range srvs {
+		if s.name == "jetrpc" {
+			jet = s
+		}
+	}
+	fmt.Fprintf(w, "## Load tools on scenario 1 (jetrpc server, 64 connections, one core each)\n\n| tool | requests/s |\n| --- | ---: |\n")
+	if err := jet.start(); err != nil {
+		fmt.Fprintf(w, "| — | %v |\n\n", err)
+		return
+	}
+	defer jet.stop()
+	url := "http://" + jet.ha + "/"
+	body := `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`
+	res, err := bench.Run(context.Background(), bench.Config{Target: url, Conns: 64, Duration: dur})
+	if err == nil {
+		fmt.Fprintf(w, "| jetrpc bench | %.0f |\n", res.RequestsPerSec)
+	}
+	secs := strconv.Itoa(int(dur.Seconds())) + "s"
+	if path, err := exec.LookPath("wrk"); err == nil {
+		script := filepath.Join(os.TempDir(), "jetrpc-add.lua")
+		_ = os.WriteFile(script, []byte(`wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '`+body+`'
+`), 0o644)
+		out, _ := exec.Command("taskset", "-c", "1", path, "-t1", "-c64", "-d"+secs, "-s", script, url).Output()
+		fmt.Fprintf(w, "| wrk | %s |\n", grab(string(out), "Requests/sec:"))
+	} else {
+		fmt.Fprintf(w, "| wrk | not installed |\n")
+	}
+	hey, err := exec.LookPath("hey")
+	if err != nil {
+		hey = filepath.Join(os.Getenv("HOME"), "go", "bin", "hey")
+		if _, serr := os.Stat(hey); serr == nil {
+			err = nil
+		}
+	}
+	if path := hey; err == nil {
+		out, _ := exec.Command("taskset", "-c", "1", path, "-z", secs, "-c", "64", "-m", "POST", "-T", "application/json", "-d", body, url).Output()
+		fmt.Fprintf(w, "| hey | %s |\n", grab(string(out), "Requests/sec:"))
+	} else {
+		fmt.Fprintf(w, "| hey | not installed (`go install github.com/rakyll/hey@latest`) |\n")
+	}
+	fmt.Fprintln(w)
+}
+
+func grab(out, key string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if _, v, ok := strings.Cut(l, key); ok {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				return fmt.Sprintf("%.0f", f)
+			}
+		}
+	}
+	return "?"
+}
+
+func raiseFileLimit() {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+}
