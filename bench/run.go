@@ -54,8 +54,10 @@ type worker struct {
 	head  int // oldest in flight, in queue (a ring)
 	n     int // requests in flight
 	sent  int64
-	frame parser.Framer
-	hist  *hdrhistogram.Histogram
+	// broken: the connection must be closed (event-loop mode).
+	broken bool
+	frame  parser.Framer
+	hist   *hdrhistogram.Histogram
 
 	// Counters, read by the progress line: atomic.
 	done   atomic.Int64 // requests answered, measured
@@ -135,11 +137,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Progress != nil {
 		go r.progress(workers, progressDone)
 	}
-	for _, w := range workers {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.run(now) }()
+	if cfg.Rate > 0 {
+		for _, w := range workers {
+			wg.Add(1)
+			go func() { defer wg.Done(); w.run(now) }()
+		}
+		wg.Wait()
+	} else if err := r.runLoops(workers); err != nil {
+		close(progressDone)
+		return nil, err
 	}
-	wg.Wait()
 	stop := time.Now()
 	close(progressDone)
 	for _, w := range workers {
@@ -348,6 +355,7 @@ func (w *worker) lost(kind string) {
 		_ = w.conn.Close()
 		w.conn = nil
 	}
+	w.broken = true
 	w.rbuf = w.rbuf[:0]
 }
 

@@ -252,19 +252,16 @@ func rssKiB(pid int) int64 {
 func measure(s *server, sc scenario, dur, warm time.Duration) row {
 	r := row{srv: s}
 	switch {
-	case sc.http && !s.http:
-		if !sc.sleep {
-			r.skipped = "no HTTP"
-			return r
-		}
+	case sc.http && !s.http && !sc.sleep: // the sleep scenario runs over TCP where there is no HTTP
+		r.skipped = "no HTTP"
 	case !sc.http && !s.tcp:
 		r.skipped = "no TCP"
-		return r
 	case sc.cfg.Batch > 1 && !s.batch:
 		r.skipped = "no batches"
-		return r
 	case sc.sleep && !s.check:
 		r.skipped = "a fixed reply does not sleep"
+	}
+	if r.skipped != "" {
 		return r
 	}
 	if err := s.start(); err != nil {
