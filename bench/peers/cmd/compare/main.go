@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -92,6 +93,26 @@ type row struct {
 	res       *bench.Result
 	cpuPerReq float64 // µs of server CPU per request
 	skipped   string
+	lo, hi    float64 // requests/s: the slowest and fastest round
+	rounds    int
+}
+
+// median returns the round with the median requests/s, with the spread
+// of all rounds.
+func median(rs []row) row {
+	var ok []row
+	for _, r := range rs {
+		if r.res != nil {
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) == 0 {
+		return rs[0]
+	}
+	sort.Slice(ok, func(i, j int) bool { return ok[i].res.RequestsPerSec < ok[j].res.RequestsPerSec })
+	m := ok[len(ok)/2]
+	m.lo, m.hi, m.rounds = ok[0].res.RequestsPerSec, ok[len(ok)-1].res.RequestsPerSec, len(ok)
+	return m
 }
 
 func main() {
@@ -100,7 +121,11 @@ func main() {
 	out := flag.String("o", "", "also write the report to this file")
 	only := flag.String("only", "", "comma-separated scenario numbers to run (default all, and the memory one)")
 	idle := flag.Int("idle", 10000, "connections of the idle-memory scenario")
+	rounds := flag.Int("rounds", 3, "rounds of each scenario, the servers taking turns in each; the median round is reported")
 	flag.Parse()
+	if *rounds < 1 {
+		*rounds = 1
+	}
 
 	// The load runs on core 1; servers on core 0.
 	var set unix.CPUSet
@@ -129,14 +154,20 @@ func main() {
 		}
 	}
 	var report strings.Builder
-	header(&report, *dur)
+	header(&report, *dur, *rounds)
 	for _, sc := range scenarios() {
 		if len(want) > 0 && !want[sc.id] {
 			continue
 		}
-		var rows []row
-		for _, s := range srvs {
-			rows = append(rows, measure(s, sc, *dur, *warm))
+		all := make([][]row, len(srvs))
+		for range *rounds {
+			for i, s := range srvs {
+				all[i] = append(all[i], measure(s, sc, *dur, *warm))
+			}
+		}
+		rows := make([]row, len(srvs))
+		for i := range srvs {
+			rows[i] = median(all[i])
 		}
 		table(&report, sc, rows)
 	}
@@ -144,7 +175,7 @@ func main() {
 		memoryTable(&report, srvs, *idle)
 	}
 	if len(want) == 0 || want[1] {
-		loadTools(&report, srvs, *dur)
+		loadTools(&report, srvs, *dur, *rounds)
 	}
 	fmt.Print(report.String())
 	if *out != "" {
@@ -302,7 +333,7 @@ func measure(s *server, sc scenario, dur, warm time.Duration) row {
 	return r
 }
 
-func header(w io.Writer, dur time.Duration) {
+func header(w io.Writer, dur time.Duration, rounds int) {
 	cpu := "unknown"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
@@ -316,10 +347,10 @@ func header(w io.Writer, dur time.Duration) {
 	fmt.Fprintf(w, "# jetrpc side by side with its peers\n\n")
 	fmt.Fprintf(w, "- date: %s\n- CPU: %s, %d cores; servers pinned to core 0 (`taskset -c 0`, `GOMAXPROCS=1`), load on core 1 (the `jetrpc bench` library, one core)\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cpu, runtime.NumCPU())
-	fmt.Fprintf(w, "- %s- each row: %s measured after a warm-up, closed loop; server CPU per request from /proc/PID/stat over the measured window\n", strings.TrimPrefix(string(goVersion), "go version "), dur)
+	fmt.Fprintf(w, "- %s- each row: the median of %d rounds (the servers take turns in each round, so that drift in the machine's speed hits them alike), each %s measured after a warm-up, closed loop; *spread* is the slowest and fastest round; server CPU per request from /proc/PID/stat over the measured window\n", strings.TrimPrefix(string(goVersion), "go version "), rounds, dur)
 	fmt.Fprintf(w, "- peers (bench/peers/go.mod): %s\n", peerVersions())
 	fmt.Fprintf(w, "- command: `cd bench/peers && go run ./cmd/compare -o ../RESULTS.md`\n\n")
-	fmt.Fprintf(w, "Every reply is checked (JSON-RPC 2.0, ids, result); the ceiling answers a fixed reply and is measured with checks off. Ratios: *vs ceiling* is requests/s over the ceiling's; *jetrpc ×* is jetrpc's requests/s over that server's.\n\n")
+	fmt.Fprintf(w, "Every reply is checked (JSON-RPC 2.0, ids, result); the ceiling answers a fixed reply and is measured with checks off. Ratios: *vs ceiling* is requests/s over the ceiling's, then the ceiling's server CPU per request over this server's (*by CPU*: what one saturated server core would give, independent of how hard the one-core load generator can push); *jetrpc ×* is jetrpc's requests/s over that server's, then that server's CPU per request over jetrpc's.\n\n")
 }
 
 func peerVersions() string {
@@ -340,37 +371,50 @@ func peerVersions() string {
 }
 
 func table(w io.Writer, sc scenario, rows []row) {
-	var ceiling, jet float64
+	var ceiling, jet, ceilingCPU, jetCPU float64
 	for _, r := range rows {
 		if r.res == nil {
 			continue
 		}
 		switch r.srv.name {
 		case "ceiling":
-			ceiling = r.res.RequestsPerSec
+			ceiling, ceilingCPU = r.res.RequestsPerSec, r.cpuPerReq
 		case "jetrpc":
-			jet = r.res.RequestsPerSec
+			jet, jetCPU = r.res.RequestsPerSec, r.cpuPerReq
 		}
 	}
 	fmt.Fprintf(w, "## %d. %s\n\n", sc.id, sc.title)
-	fmt.Fprintf(w, "| server | requests/s | calls/s | p50 | p99 | server CPU µs/request | vs ceiling | jetrpc × | errors |\n")
-	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(w, "| server | requests/s | spread | calls/s | p50 | p99 | server CPU µs/request | vs ceiling | vs ceiling by CPU | jetrpc × | jetrpc × by CPU | errors |\n")
+	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range rows {
 		name := r.srv.name
 		if r.srv.note != "" {
 			name += " (" + r.srv.note + ")"
 		}
 		if r.res == nil {
-			fmt.Fprintf(w, "| %s | — | | | | | | | %s |\n", name, r.skipped)
+			fmt.Fprintf(w, "| %s | — | | | | | | | | | | %s |\n", name, r.skipped)
 			continue
 		}
 		res := r.res
-		vsCeil, times := "", ""
+		vsCeil, times, vsCeilCPU, timesCPU := "", "", "", ""
 		if ceiling > 0 && r.srv.name != "ceiling" {
 			vsCeil = fmt.Sprintf("%.2f", res.RequestsPerSec/ceiling)
+			if r.cpuPerReq > 0 {
+				vsCeilCPU = fmt.Sprintf("%.2f", ceilingCPU/r.cpuPerReq)
+			}
 		}
 		if jet > 0 && r.srv.name != "jetrpc" && res.RequestsPerSec > 0 {
 			times = fmt.Sprintf("%.1f×", jet/res.RequestsPerSec)
+			if jetCPU > 0 {
+				timesCPU = fmt.Sprintf("%.1f×", r.cpuPerReq/jetCPU)
+			}
+		}
+		spread := ""
+		if r.rounds > 1 {
+			spread = fmt.Sprintf("%.0f–%.0fk", r.lo/1000, r.hi/1000)
+			if r.hi < 10000 {
+				spread = fmt.Sprintf("%.0f–%.0f", r.lo, r.hi)
+			}
 		}
 		errs := "0"
 		if n := res.TotalErrors(); n > 0 {
@@ -379,8 +423,8 @@ func table(w io.Writer, sc scenario, rows []row) {
 		if !r.srv.check {
 			errs = "not checked"
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %.0f | %s | %s | %.2f | %s | %s | %s |\n", name, res.RequestsPerSec, res.CallsPerSec,
-			usText(res.Latency.P50), usText(res.Latency.P99), r.cpuPerReq, vsCeil, times, errs)
+		fmt.Fprintf(w, "| %s | %.0f | %s | %.0f | %s | %s | %.2f | %s | %s | %s | %s | %s |\n", name, res.RequestsPerSec, spread, res.CallsPerSec,
+			usText(res.Latency.P50), usText(res.Latency.P99), r.cpuPerReq, vsCeil, vsCeilCPU, times, timesCPU, errs)
 	}
 	fmt.Fprintln(w)
 }
@@ -476,51 +520,100 @@ func idleConns(s *server, n int) ([]net.Conn, error) {
 }
 
 // loadTools compares jetrpc bench with wrk and hey on scenario 1.
-func loadTools(w io.Writer, srvs []*server, dur time.Duration) {
-	var jet *server
+func loadTools(w io.Writer, srvs []*server, dur time.Duration, rounds int) {
+	fmt.Fprintf(w, "## Load tools on scenario 1 (HTTP single add, 64 connections, the tool on one core)\n\n")
+	fmt.Fprintf(w, "The median of %d rounds, the tools taking turns in each; the slowest and fastest round in brackets.\n\n", rounds)
+	fmt.Fprintf(w, "| tool | ceiling requests/s | jetrpc requests/s | over wrk's |\n| --- | ---: | ---: | --- |\n")
+	tools := []string{"jetrpc bench", "wrk", "hey"}
+	got := map[string]map[string][]float64{} // tool → server → rounds
+	for _, t := range tools {
+		got[t] = map[string][]float64{}
+	}
+	var names []string
 	for _, s := range srvs {
-		if s.name == "jetrpc" {
-			jet = s
+		if s.name != "ceiling" && s.name != "jetrpc" {
+			continue
 		}
+		names = append(names, s.name)
+		if err := s.start(); err != nil {
+			fmt.Fprintf(w, "| — | %s: %v | |\n\n", s.name, err)
+			return
+		}
+		url := "http://" + s.ha + "/"
+		for range rounds {
+			for _, t := range tools {
+				fmt.Fprintf(os.Stderr, "load tools: %s against %s\n", t, s.name)
+				if v, ok := runTool(t, url, dur, !s.check); ok {
+					got[t][s.name] = append(got[t][s.name], v)
+				}
+			}
+		}
+		s.stop()
 	}
-	fmt.Fprintf(w, "## Load tools on scenario 1 (jetrpc server, 64 connections, one core each)\n\n| tool | requests/s |\n| --- | ---: |\n")
-	if err := jet.start(); err != nil {
-		fmt.Fprintf(w, "| — | %v |\n\n", err)
-		return
+	med := func(v []float64) (m, lo, hi float64) {
+		if len(v) == 0 {
+			return 0, 0, 0
+		}
+		v = append([]float64(nil), v...)
+		sort.Float64s(v)
+		return v[len(v)/2], v[0], v[len(v)-1]
 	}
-	defer jet.stop()
-	url := "http://" + jet.ha + "/"
+	for _, t := range tools {
+		fmt.Fprintf(w, "| %s |", t)
+		var ratios []string
+		for _, n := range names {
+			m, lo, hi := med(got[t][n])
+			if m == 0 {
+				fmt.Fprintf(w, " not run |")
+				continue
+			}
+			fmt.Fprintf(w, " %.0f (%.0f–%.0fk) |", m, lo/1000, hi/1000)
+			if wm, _, _ := med(got["wrk"][n]); wm > 0 && t != "wrk" {
+				ratios = append(ratios, fmt.Sprintf("%s %.2f", n, m/wm))
+			}
+		}
+		fmt.Fprintf(w, " %s |\n", strings.Join(ratios, ", "))
+	}
+	fmt.Fprintln(w)
+}
+
+// runTool runs one load tool for dur on core 1 and returns its requests/s.
+func runTool(tool, url string, dur time.Duration, noCheck bool) (float64, bool) {
 	body := `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`
-	res, err := bench.Run(context.Background(), bench.Config{Target: url, Conns: 64, Duration: dur})
-	if err == nil {
-		fmt.Fprintf(w, "| jetrpc bench | %.0f |\n", res.RequestsPerSec)
-	}
 	secs := strconv.Itoa(int(dur.Seconds())) + "s"
-	if path, err := exec.LookPath("wrk"); err == nil {
+	switch tool {
+	case "jetrpc bench":
+		res, err := bench.Run(context.Background(), bench.Config{Target: url, Conns: 64, Duration: dur, NoCheck: noCheck})
+		if err != nil {
+			return 0, false
+		}
+		return res.RequestsPerSec, true
+	case "wrk":
+		path, err := exec.LookPath("wrk")
+		if err != nil {
+			return 0, false
+		}
 		script := filepath.Join(os.TempDir(), "jetrpc-add.lua")
 		_ = os.WriteFile(script, []byte(`wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '`+body+`'
 `), 0o644)
 		out, _ := exec.Command("taskset", "-c", "1", path, "-t1", "-c64", "-d"+secs, "-s", script, url).Output()
-		fmt.Fprintf(w, "| wrk | %s |\n", grab(string(out), "Requests/sec:"))
-	} else {
-		fmt.Fprintf(w, "| wrk | not installed |\n")
-	}
-	hey, err := exec.LookPath("hey")
-	if err != nil {
-		hey = filepath.Join(os.Getenv("HOME"), "go", "bin", "hey")
-		if _, serr := os.Stat(hey); serr == nil {
-			err = nil
+		v, err := strconv.ParseFloat(grab(string(out), "Requests/sec:"), 64)
+		return v, err == nil
+	case "hey":
+		path, err := exec.LookPath("hey")
+		if err != nil {
+			path = filepath.Join(os.Getenv("HOME"), "go", "bin", "hey")
+			if _, err := os.Stat(path); err != nil {
+				return 0, false
+			}
 		}
-	}
-	if path := hey; err == nil {
 		out, _ := exec.Command("taskset", "-c", "1", path, "-z", secs, "-c", "64", "-m", "POST", "-T", "application/json", "-d", body, url).Output()
-		fmt.Fprintf(w, "| hey | %s |\n", grab(string(out), "Requests/sec:"))
-	} else {
-		fmt.Fprintf(w, "| hey | not installed (`go install github.com/rakyll/hey@latest`) |\n")
+		v, err := strconv.ParseFloat(grab(string(out), "Requests/sec:"), 64)
+		return v, err == nil
 	}
-	fmt.Fprintln(w)
+	return 0, false
 }
 
 func grab(out, key string) string {
