@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobwas/ws"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/panjf2000/gnet/v2"
@@ -106,6 +107,52 @@ func TestOffload_zeroAllocs(t *testing.T) {
 		step()
 		if got := testing.AllocsPerRun(200, step); got != 0 {
 			t.Errorf("%.20q: %v allocs per offloaded message, want 0", in, got)
+		}
+	}
+}
+
+// TestWS_zeroAllocs: in steady state a WebSocket message to an inline
+// method allocates nothing, fragmented or not; nor does a ping.
+func TestWS_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	add := []byte(`{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`)
+	batch := []byte("[" + string(bytes.Repeat(append(append([]byte(nil), add...), ','), 10)))
+	batch[len(batch)-1] = ']'
+	want := `{"jsonrpc":"2.0","result":42,"id":1}`
+	cases := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"text", clientFrame(true, ws.OpText, add), want},
+		{"binary", clientFrame(true, ws.OpBinary, add), want},
+		{"x3", bytes.Repeat(clientFrame(true, ws.OpText, add), 3), want},
+		{"batch10", clientFrame(true, ws.OpText, batch), `"result":42`},
+		{"fragmented", append(append(clientFrame(false, ws.OpText, add[:10]), clientFrame(true, ws.OpPing, []byte("p"))...),
+			clientFrame(true, ws.OpContinuation, add[10:])...), want},
+		{"notification", clientFrame(true, ws.OpText, []byte(`{"jsonrpc":"2.0","method":"update"}`)), ""},
+		{"ping", clientFrame(true, ws.OpPing, []byte("hello")), "hello"},
+	}
+	for _, c := range cases {
+		cs, fc := wsFakeConn(t)
+		buf := make([]byte, len(c.in))
+		step := func() {
+			copy(buf, c.in) // the server unmasks in place
+			fc.in = buf
+			fc.out = fc.out[:0]
+			if cs.traffic() != gnet.None {
+				t.Fatalf("%s: connection closed", c.name)
+			}
+		}
+		step()
+		if !bytes.Contains(fc.out, []byte(c.want)) || len(fc.in) != 0 || (c.want == "" && len(fc.out) != 0) {
+			t.Fatalf("%s: out %q, left %q", c.name, fc.out, fc.in)
+		}
+		serverFrames(t, fc.out)
+		if got := testing.AllocsPerRun(200, step); got != 0 {
+			t.Errorf("%s: %v allocs per message, want 0", c.name, got)
 		}
 	}
 }

@@ -16,9 +16,11 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"sync"
 	"sync/atomic"
 
+	"github.com/gobwas/ws"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
@@ -30,6 +32,14 @@ const (
 	protoUnknown = iota
 	protoHTTP
 	protoStream
+	protoWS
+)
+
+// Kinds of job, by the framing of their replies.
+const (
+	kindHTTP = iota
+	kindStream
+	kindWS
 )
 
 // HTTP phases.
@@ -62,12 +72,30 @@ type conn struct {
 	// streams
 	framer parser.Framer
 
-	inflight int // messages on workers
+	// WebSocket
+	wsFragOp ws.OpCode    // opcode of the fragmented message being gathered, or 0
+	wsFrag   *pool.Buffer // its payload so far
 
-	// Shared with workers and the ticker.
-	mu         sync.Mutex // guards done, dead
+	inflight int      // messages on workers
+	seq      uint64   // sequence number of the last message sent to a worker
+	running  []uint64 // sequence numbers of the messages on workers
+
+	ctx    context.Context // of every request of the connection; done when it closes
+	cancel context.CancelFunc
+
+	// Shared with workers, pushers and the ticker.
+	mu         sync.Mutex // guards done, dead, pushHead, pushTail
 	done       *job       // finished work, newest first
-	dead       bool       // closed: finished work is dropped
+	dead       bool       // closed: finished work and pushes are dropped
+	pushHead   *push      // server messages to send, oldest first
+	pushTail   *push
+	queued     atomic.Int64  // bytes in the push queue
+	submitted  atomic.Uint64 // seq, for pushers
+	pushable   atomic.Bool   // a stream or a WebSocket: Send works
+	isWS       atomic.Bool   // a WebSocket
+	kill       atomic.Bool   // a pusher overflowed the queue: close now
+	pingSent   atomic.Bool   // a WebSocket ping is unanswered
+	lastInput  atomic.Int64  // last input (engine clock)
 	waking     atomic.Bool
 	waiting    bool         // in Engine.waiters: wants a Wake from the ticker; event loop only
 	lastActive atomic.Int64 // last input or reply (engine clock)
@@ -81,6 +109,7 @@ const (
 	expiredIdle
 	expiredRead
 	expiredWrite
+	expiredPing
 )
 
 // expired reports which timeout has passed, if any. Safe from any
@@ -93,6 +122,18 @@ func (cs *conn) expired(now int64) int {
 	if p := cs.partial.Load(); p != 0 && o.ReadTimeout > 0 && now-p > int64(o.ReadTimeout) {
 		return expiredRead
 	}
+	if cs.isWS.Load() {
+		// A WebSocket is idle when the client has sent nothing, pongs
+		// included, for IdleTimeout; a ping goes out after PingInterval.
+		idle := now - cs.lastInput.Load()
+		if o.IdleTimeout > 0 && idle > int64(o.IdleTimeout) {
+			return expiredIdle
+		}
+		if o.PingInterval > 0 && idle > int64(o.PingInterval) && !cs.pingSent.Load() {
+			return expiredPing
+		}
+		return notExpired
+	}
 	if o.IdleTimeout > 0 && now-cs.lastActive.Load() > int64(o.IdleTimeout) {
 		return expiredIdle
 	}
@@ -104,13 +145,21 @@ func (cs *conn) traffic() gnet.Action {
 	e, gc, ls := cs.e, cs.gc, cs.loop
 	now := e.now.Load()
 	out := ls.out[:0]
-	if cs.waking.Load() {
+	if cs.kill.Load() {
+		return gnet.Close // a client that does not read its pushed messages
+	}
+	if cs.waking.Load() || cs.queued.Load() > 0 {
 		out = cs.drain(out)
 	}
 	if gc.InboundBuffered() > 0 {
 		cs.lastActive.Store(now)
+		cs.lastInput.Store(now)
+		cs.pingSent.Store(false)
 	}
 	switch cs.expired(now) {
+	case expiredPing:
+		out = appendWSFrame(out, ws.OpPing, nil)
+		cs.pingSent.Store(true)
 	case expiredWrite:
 		// The client has not read its replies for WriteTimeout: waiting
 		// for them to flush would wait forever.
@@ -120,6 +169,9 @@ func (cs *conn) traffic() gnet.Action {
 		_, _ = gc.Discard(-1)
 	case expiredIdle:
 		if cs.inflight == 0 {
+			if cs.proto == protoWS && !cs.closing {
+				out = cs.closeWS(out, ws.StatusGoingAway, "idle timeout")
+			}
 			cs.closing = true
 			_, _ = gc.Discard(-1)
 		}
@@ -160,7 +212,7 @@ func (cs *conn) traffic() gnet.Action {
 	if cs.paused && gc.InboundBuffered() > e.opts.MaxMessageSize+e.opts.MaxHeaderSize {
 		return gnet.Close
 	}
-	cs.setWaiting(cs.paused)
+	cs.setWaiting(cs.paused || cs.queued.Load() > 0)
 	return gnet.None
 }
 
@@ -199,12 +251,22 @@ func (cs *conn) serve(out []byte) []byte {
 			cs.proto = protoHTTP
 		} else {
 			cs.proto = protoStream
+			cs.pushable.Store(true)
 		}
 	}
 	var used int
-	if cs.proto == protoHTTP {
+	switch cs.proto {
+	case protoHTTP:
 		out, used = cs.serveHTTP(in, out)
-	} else {
+		if cs.proto == protoWS && used < len(in) && !cs.closing {
+			// Frames sent right behind the handshake.
+			var n int
+			out, n = cs.serveWS(in[used:], out)
+			used += n
+		}
+	case protoWS:
+		out, used = cs.serveWS(in, out)
+	default:
 		out, used = cs.serveStream(in, out)
 	}
 	if used > 0 {
@@ -248,10 +310,10 @@ func (cs *conn) serveStream(in, out []byte) ([]byte, int) {
 		off += end
 		mark := len(out)
 		var oc handler.Outcome
-		out, oc = e.table.Serve(e.baseCtx, out, msg, true)
+		out, oc = e.table.Serve(cs.ctx, out, msg, true)
 		switch oc {
 		case handler.Deferred:
-			if !cs.submit(msg, false) {
+			if !cs.submit(msg, kindStream, 0) {
 				out = e.table.AppendBusy(out, msg)
 			}
 		case handler.Malformed:
@@ -290,6 +352,15 @@ func (cs *conn) serveHTTP(in, out []byte) ([]byte, int) {
 				out = appendStatus(out, st, false, 1)
 				cs.closing = true
 				return out, len(in)
+			}
+			if cs.isWSUpgrade() {
+				out = cs.upgradeWS(out, in[off:off+cs.req.headLen])
+				off += cs.req.headLen
+				cs.partial.Store(0)
+				if cs.closing {
+					return out, len(in)
+				}
+				return out, off
 			}
 			var done bool
 			if out, done = cs.route(out); done {
@@ -432,9 +503,9 @@ func pathOf(target []byte) string {
 // call runs one HTTP request body and appends its reply, or queues it.
 func (cs *conn) call(out, msg []byte) []byte {
 	e, ls, r := cs.e, cs.loop, &cs.req
-	body, oc := e.table.Serve(e.baseCtx, ls.body[:0], msg, true)
+	body, oc := e.table.Serve(cs.ctx, ls.body[:0], msg, true)
 	if oc == handler.Deferred {
-		if cs.submit(msg, true) {
+		if cs.submit(msg, kindHTTP, 0) {
 			return out
 		}
 		body = e.table.AppendBusy(body, msg)
@@ -451,9 +522,11 @@ type job struct {
 	cs        *conn
 	req       *pool.Buffer // the message, copied
 	out       *pool.Buffer // its reply
-	http      bool
+	kind      int          // kindHTTP, kindStream, kindWS
+	op        ws.OpCode    // WebSocket: the opcode of the message, and of its reply
 	keepAlive bool
 	minor     int
+	seq       uint64
 	next      *job // in conn.done
 }
 
@@ -461,9 +534,11 @@ var jobs = sync.Pool{New: func() any { return new(job) }}
 
 // submit copies msg and queues it on a worker. It reports false when the
 // pool is full.
-func (cs *conn) submit(msg []byte, http bool) bool {
+func (cs *conn) submit(msg []byte, kind int, op ws.OpCode) bool {
 	j := jobs.Get().(*job)
-	j.cs, j.http, j.keepAlive, j.minor = cs, http, cs.req.keepAlive, cs.req.minor
+	j.cs, j.kind, j.op, j.keepAlive, j.minor = cs, kind, op, cs.req.keepAlive, cs.req.minor
+	j.seq = cs.seq + 1
+	cs.submitted.Store(j.seq) // before the job can run: a push it causes waits for its reply
 	j.req = pool.Requests.Get()
 	j.req.B = append(j.req.B, msg...)
 	if !cs.e.workers.TrySubmit(j) {
@@ -472,8 +547,10 @@ func (cs *conn) submit(msg []byte, http bool) bool {
 		jobs.Put(j)
 		return false
 	}
+	cs.seq = j.seq
+	cs.running = append(cs.running, j.seq)
 	cs.inflight++
-	if http {
+	if kind == kindHTTP {
 		cs.onWork = true
 	}
 	return true
@@ -484,7 +561,7 @@ func (cs *conn) submit(msg []byte, http bool) bool {
 func (j *job) Run() {
 	e := j.cs.e
 	j.out = pool.Responses.Get()
-	j.out.B = e.table.Dispatch(e.baseCtx, j.out.B, j.req.B)
+	j.out.B = e.table.Dispatch(j.cs.ctx, j.out.B, j.req.B)
 	pool.Requests.Put(j.req)
 	j.req = nil
 	j.cs.finish(j)
@@ -535,21 +612,42 @@ func (cs *conn) drain(out []byte) []byte {
 	}
 	for j := prev; j != nil; {
 		next := j.next
-		if j.http {
+		switch {
+		case j.kind == kindHTTP:
 			out = appendReply(out, j.out.B, j.keepAlive, j.minor)
 			cs.onWork = false
 			if !j.keepAlive {
 				cs.closing = true
 			}
-		} else if len(j.out.B) > 0 {
+		case len(j.out.B) == 0 || cs.closing && cs.proto == protoWS:
+			// Nothing to say, or a close frame has gone out.
+		case j.kind == kindWS:
+			out = appendWSFrame(out, j.op, j.out.B)
+		default:
 			out = append(out, j.out.B...)
 			out = append(out, '\n')
 		}
 		cs.inflight--
+		cs.finished(j.seq)
 		j.release()
 		j = next
 	}
+	if cs.queued.Load() > 0 {
+		out = cs.drainPushes(out)
+	}
 	return out
+}
+
+// finished removes seq from the running messages. Event loop only.
+func (cs *conn) finished(seq uint64) {
+	for i, s := range cs.running {
+		if s == seq {
+			last := len(cs.running) - 1
+			cs.running[i] = cs.running[last]
+			cs.running = cs.running[:last]
+			return
+		}
+	}
 }
 
 // release drops the connection's buffers and finished work. Event loop
@@ -559,14 +657,27 @@ func (cs *conn) release() {
 	cs.dead = true
 	list := cs.done
 	cs.done = nil
+	pushes := cs.pushHead
+	cs.pushHead, cs.pushTail = nil, nil
 	cs.mu.Unlock()
+	cs.cancel()
 	for list != nil {
 		next := list.next
 		list.release()
 		list = next
 	}
+	for pushes != nil {
+		next := pushes.next
+		pushes.release()
+		pushes = next
+	}
+	cs.queued.Store(0)
 	if cs.body != nil {
 		pool.Requests.Put(cs.body)
 		cs.body = nil
+	}
+	if cs.wsFrag != nil {
+		pool.Requests.Put(cs.wsFrag)
+		cs.wsFrag = nil
 	}
 }

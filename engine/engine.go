@@ -341,12 +341,21 @@ func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		ls = &loopState{}
 		e.loops[gc.EventLoop()] = ls
 	}
-	cs := &conn{e: e, gc: gc, loop: ls}
-	cs.lastActive.Store(e.now.Load())
+	cs := e.newConn(gc, ls)
 	e.conns[cs] = struct{}{}
 	e.mu.Unlock()
 	gc.SetContext(cs)
 	return nil, gnet.None
+}
+
+// newConn makes a connection's state.
+func (e *Engine) newConn(gc gnet.Conn, ls *loopState) *conn {
+	cs := &conn{e: e, gc: gc, loop: ls}
+	cs.ctx, cs.cancel = context.WithCancel(e.baseCtx)
+	cs.ctx = handler.ContextWithConn(cs.ctx, cs)
+	cs.lastActive.Store(e.now.Load())
+	cs.lastInput.Store(e.now.Load())
+	return cs
 }
 
 // OnClose releases a connection's state. Event loop only.

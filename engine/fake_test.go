@@ -49,7 +49,7 @@ func newFakeConn(t testing.TB) (*conn, *fakeConn) {
 	e := New(tab)
 	e.baseCtx = context.Background()
 	fc := &fakeConn{}
-	cs := &conn{e: e, gc: fc, loop: &loopState{}}
+	cs := e.newConn(fc, &loopState{})
 	return cs, fc
 }
 
@@ -60,7 +60,7 @@ func TestTrap_wakeOncePerBurst(t *testing.T) {
 	cs.proto = protoStream
 	finishOne := func(id int) {
 		j := jobs.Get().(*job)
-		j.cs = cs
+		j.cs, j.kind = cs, kindStream
 		j.out = pool.Responses.Get()
 		j.out.B = append(j.out.B, `{"jsonrpc":"2.0","result":1,"id":`...)
 		j.out.B = appendInt(j.out.B, int64(id))

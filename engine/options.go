@@ -36,6 +36,16 @@ const (
 	// DefaultWriteTimeout closes a connection whose replies have been
 	// waiting for the client to read that long.
 	DefaultWriteTimeout = 30 * time.Second
+	// DefaultWSPath is the path where HTTP GET with Upgrade: websocket
+	// switches a connection to WebSocket.
+	DefaultWSPath = "/"
+	// DefaultPingInterval: a WebSocket client silent that long is pinged
+	// (the idle timeout then closes one that does not answer).
+	DefaultPingInterval = 30 * time.Second
+	// DefaultMaxPushQueue bounds the server messages queued for one
+	// connection beyond MaxPendingOutput, in bytes; past it the client is
+	// disconnected.
+	DefaultMaxPushQueue = 4 << 20
 	// DefaultHealthPath is the path where HTTP GET answers 200.
 	DefaultHealthPath = handler.DefaultHealthPath
 )
@@ -82,6 +92,26 @@ type Options struct {
 	// HealthPath is where HTTP GET answers 200 {"status":"ok"}; "" means
 	// DefaultHealthPath.
 	HealthPath string
+	// WSPath is where an HTTP GET with Upgrade: websocket becomes a
+	// WebSocket (RFC 6455); "" means DefaultWSPath. Each text or binary
+	// message is one JSON-RPC message or batch; replies take the
+	// message's opcode, server messages are text.
+	WSPath string
+	// WSOrigins, when not empty, is the allow list of browser origins
+	// ("https://app.example.com", or "*" for any) for WebSocket
+	// handshakes; a request with another Origin gets 403. Requests
+	// without an Origin header (not browsers) are always allowed.
+	WSOrigins []string
+	// PingInterval: a WebSocket client that has sent nothing that long is
+	// pinged; 0 means DefaultPingInterval, negative disables pings. The
+	// idle timeout of a WebSocket counts from the client's last frame,
+	// pongs included.
+	PingInterval time.Duration
+	// MaxPushQueue bounds, in bytes, the server messages (handler.Conn.Send)
+	// queued on one connection while its client is not reading (unsent
+	// output over MaxPendingOutput); 0 means DefaultMaxPushQueue. Past it
+	// the client is disconnected and Send returns handler.ErrSlowConsumer.
+	MaxPushQueue int
 	// Logger receives the engine's logs (and gnet's warnings and errors);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -127,6 +157,20 @@ func WithTimeouts(idle, read, write time.Duration) Option {
 // WithHealthPath sets Options.HealthPath.
 func WithHealthPath(p string) Option { return func(o *Options) { o.HealthPath = p } }
 
+// WithWSPath sets Options.WSPath.
+func WithWSPath(p string) Option { return func(o *Options) { o.WSPath = p } }
+
+// WithWSOrigins sets Options.WSOrigins.
+func WithWSOrigins(origins ...string) Option {
+	return func(o *Options) { o.WSOrigins = append([]string(nil), origins...) }
+}
+
+// WithPingInterval sets Options.PingInterval.
+func WithPingInterval(d time.Duration) Option { return func(o *Options) { o.PingInterval = d } }
+
+// WithMaxPushQueue sets Options.MaxPushQueue.
+func WithMaxPushQueue(n int) Option { return func(o *Options) { o.MaxPushQueue = n } }
+
 // WithLogger sets Options.Logger.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
 
@@ -160,6 +204,13 @@ func (o *Options) fill() {
 	def(&o.WriteTimeout, DefaultWriteTimeout)
 	if o.HealthPath == "" {
 		o.HealthPath = DefaultHealthPath
+	}
+	if o.WSPath == "" {
+		o.WSPath = DefaultWSPath
+	}
+	def(&o.PingInterval, DefaultPingInterval)
+	if o.MaxPushQueue <= 0 {
+		o.MaxPushQueue = DefaultMaxPushQueue
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -77,10 +77,11 @@ func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l 
 // without locks, from any goroutine, and further registration fails with
 // ErrSealed.
 type Table struct {
-	opts    Options            // immutable after NewTable
-	methods map[string]*method // guarded by mu until sealed, then immutable
-	mu      sync.Mutex         // serializes registration
-	sealed  atomic.Bool        // set by the first dispatch
+	opts    Options                   // immutable after NewTable
+	methods map[string]*method        // guarded by mu until sealed, then immutable
+	mu      sync.Mutex                // serializes registration
+	sealed  atomic.Bool               // set by the first dispatch
+	subs    map[string]*subscriptions // by namespace; guarded by mu
 }
 
 // NewTable returns an empty table.

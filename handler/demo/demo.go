@@ -25,6 +25,15 @@ type SleepParams struct {
 	Ms int64 `json:"ms"`
 }
 
+// ClockParams are the params of clock_subscribe: [intervalMs] or
+// {"interval_ms":N}.
+type ClockParams struct {
+	IntervalMs int64 `json:"interval_ms"`
+}
+
+// MaxClockInterval bounds the interval of clock_subscribe.
+const MaxClockInterval = time.Hour
+
 // FailCode is the application error code of the fail method.
 const FailCode handler.Code = 1000
 
@@ -44,7 +53,11 @@ var getData = handler.Raw(`["hello",5]`)
 //   - echo → its params unchanged; add ([a, b], integers) → a+b;
 //   - sleep ({"ms":N} or [N], at most MaxSleep) → N after sleeping N ms,
 //     of the blocking class, cut short when the request is cancelled;
-//   - fail → an application error, code FailCode, with the params as data.
+//   - fail → an application error, code FailCode, with the params as data;
+//   - clock_subscribe ([intervalMs] or {"interval_ms":N}, 1 to
+//     MaxClockInterval ms) → a subscription id, then a clock_subscription
+//     notification every interval whose result counts 1, 2, 3, …;
+//     clock_unsubscribe ([id]) → true. Over WebSocket and streams only.
 //
 // Every method but sleep is registered Inline.
 func Register(t *handler.Table) {
@@ -97,4 +110,31 @@ func Register(t *handler.Table) {
 		}
 		return struct{}{}, e
 	}, inline, handler.Description("fails with an application error whose data are the params"))
+	handler.RegisterSubscription(t, "clock", startClock, inline, handler.Description("a counter pushed every interval_ms"), handler.ParamNames("interval_ms"))
+}
+
+// startClock runs one clock subscription: a goroutine that notifies the
+// count every interval until the subscription ends or the client cannot
+// keep up.
+func startClock(_ context.Context, p ClockParams, sub *handler.Subscription) error {
+	if p.IntervalMs < 1 || p.IntervalMs > int64(MaxClockInterval/time.Millisecond) {
+		return handler.NewError(handler.CodeInvalidParams, "Invalid params: interval_ms must be between 1 and 3600000")
+	}
+	go func() {
+		tick := time.NewTicker(time.Duration(p.IntervalMs) * time.Millisecond)
+		defer tick.Stop()
+		done := sub.Context().Done()
+		for n := int64(1); ; n++ {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if err := sub.Notify(n); err != nil {
+					sub.Unsubscribe()
+					return
+				}
+			}
+		}
+	}()
+	return nil
 }

@@ -1,0 +1,261 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
+)
+
+// note is a notification of a subscription, as the client reads it.
+type note struct {
+	Method string `json:"method"`
+	Params struct {
+		Subscription string          `json:"subscription"`
+		Result       json.RawMessage `json:"result"`
+	} `json:"params"`
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func decodeNote(t testing.TB, b []byte) note {
+	t.Helper()
+	var n note
+	if err := json.Unmarshal(b, &n); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return n
+}
+
+// clockSession drives the demo clock over one transport: subscribe,
+// notifications counting up, unsubscribe, then silence.
+func clockSession(t *testing.T, tab *handler.Table, send func(string), read func() []byte) {
+	send(`{"jsonrpc":"2.0","method":"clock_subscribe","params":[5],"id":1}`)
+	reply := decodeNote(t, read())
+	var id string
+	if err := json.Unmarshal(reply.Result, &id); err != nil || string(reply.ID) != "1" || !strings.HasPrefix(id, "0x") || len(id) != 34 {
+		t.Fatalf("subscribe reply: %+v", reply)
+	}
+	for want := 1; want <= 3; want++ {
+		n := decodeNote(t, read())
+		if n.Method != "clock_subscription" || n.Params.Subscription != id || string(n.Params.Result) != fmt.Sprint(want) || n.ID != nil {
+			t.Fatalf("notification %d: %+v", want, n)
+		}
+	}
+	send(`{"jsonrpc":"2.0","method":"clock_unsubscribe","params":["` + id + `"],"id":2}`)
+	for {
+		n := decodeNote(t, read())
+		if n.Method == "clock_subscription" {
+			continue // sent before the unsubscribe arrived
+		}
+		if string(n.ID) != "2" || string(n.Result) != "true" {
+			t.Fatalf("unsubscribe reply: %+v", n)
+		}
+		break
+	}
+	if got := tab.Subscriptions("clock"); got != 0 {
+		t.Fatalf("%d subscriptions live after unsubscribe", got)
+	}
+	send(`{"jsonrpc":"2.0","method":"clock_unsubscribe","params":["` + id + `"],"id":3}`)
+	if n := decodeNote(t, read()); string(n.ID) != "3" || n.Error == nil {
+		t.Fatalf("second unsubscribe: %+v", n)
+	}
+	send(sentinel)
+	if got := read(); !strings.Contains(string(got), "sentinel") {
+		t.Fatalf("a notification after the unsubscribe reply: %s", got)
+	}
+}
+
+func demoTable() *handler.Table {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	return tab
+}
+
+// TestPush_clockWS and TestPush_clockStream: the demo subscription over
+// WebSocket and over a TCP stream.
+func TestPush_clockWS(t *testing.T) {
+	tab := demoTable()
+	_, tcp, _ := startEngine(t, tab)
+	c := dialWS(t, tcp, nil)
+	clockSession(t, tab, func(m string) {
+		if err := c.WriteMessage(websocket.TextMessage, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}, func() []byte { return wsRead(t, c) })
+}
+
+func TestPush_clockStream(t *testing.T) {
+	tab := demoTable()
+	_, tcp, _ := startEngine(t, tab)
+	s := dialStream(t, "tcp", tcp)
+	clockSession(t, tab, func(m string) { s.send(t, []byte(m)) }, func() []byte { return s.line(t) })
+}
+
+// TestPush_HTTP: over HTTP a subscribe is refused with geth's error.
+func TestPush_HTTP(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil)
+	resps := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"clock_subscribe","params":[5],"id":1}`, ""), 1)
+	if len(resps) != 1 || bodyOf(resps[0]) != `{"jsonrpc":"2.0","error":{"code":-32601,"message":"notifications not supported"},"id":1}` {
+		t.Fatalf("%v", resps)
+	}
+}
+
+// TestPush_closeEndsSubscriptions: closing the connection ends its
+// subscriptions, and Send then fails.
+func TestPush_closeEndsSubscriptions(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	conns := make(chan handler.Conn, 1)
+	handler.RegisterSubscription(tab, "x", func(ctx context.Context, _ handler.Raw, sub *handler.Subscription) error {
+		conns <- sub.Conn()
+		return nil
+	}, handler.Inline())
+	_, tcp, _ := startEngine(t, tab)
+	for range 3 {
+		s := dialStream(t, "tcp", tcp)
+		s.send(t, []byte(`{"jsonrpc":"2.0","method":"x_subscribe","id":1}`))
+		s.line(t)
+		c := <-conns
+		if tab.Subscriptions("x") != 1 {
+			t.Fatalf("%d subscriptions", tab.Subscriptions("x"))
+		}
+		s.c.Close()
+		select {
+		case <-c.Context().Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the connection's context not done after close")
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for tab.Subscriptions("x") != 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if n := tab.Subscriptions("x"); n != 0 {
+			t.Fatalf("%d subscriptions left after close", n)
+		}
+		if err := c.Send([]byte(`{}`)); err != handler.ErrConnClosed {
+			t.Fatalf("Send after close: %v", err)
+		}
+	}
+}
+
+// TestPush_orderAfterReply: notifications sent by the subscribe method
+// itself, inline on the loop or on a worker, reach the client after the
+// subscribe reply.
+func TestPush_orderAfterReply(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	start := func(_ context.Context, _ handler.Raw, sub *handler.Subscription) error {
+		go func() {
+			for i := range 5 {
+				_ = sub.Notify(i)
+			}
+		}()
+		for i := range 5 {
+			if err := sub.Notify(100 + i); err != nil {
+				return err
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // let the goroutine race the reply
+		return nil
+	}
+	handler.RegisterSubscription(tab, "inl", start, handler.Inline())
+	handler.RegisterSubscription(tab, "blk", start)
+	_, tcp, _ := startEngine(t, tab)
+	for _, ns := range []string{"inl", "blk"} {
+		for round := range 5 {
+			c := dialWS(t, tcp, nil)
+			if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"`+ns+`_subscribe","id":1}`)); err != nil {
+				t.Fatal(err)
+			}
+			if first := decodeNote(t, wsRead(t, c)); string(first.ID) != "1" {
+				t.Fatalf("%s round %d: first message is not the subscribe reply: %+v", ns, round, first)
+			}
+			for range 10 {
+				if n := decodeNote(t, wsRead(t, c)); n.Method != ns+"_subscription" {
+					t.Fatalf("%+v", n)
+				}
+			}
+		}
+	}
+}
+
+// TestPush_slowSubscriber: one subscriber stops reading while the server
+// floods it; it is disconnected, the server's heap stays bounded, and
+// another subscriber goes on receiving all along.
+func TestPush_slowSubscriber(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	payload := strings.Repeat("x", 1000)
+	var refused atomic.Int64
+	handler.RegisterSubscription(tab, "flood", func(_ context.Context, _ handler.Raw, sub *handler.Subscription) error {
+		go func() {
+			for sub.Context().Err() == nil {
+				if err := sub.Notify(payload); err != nil {
+					if err == handler.ErrSlowConsumer {
+						refused.Add(1)
+					}
+					return
+				}
+				runtime.Gosched()
+			}
+		}()
+		return nil
+	}, handler.Inline())
+	demo.Register(tab)
+	_, tcp, _ := startEngine(t, tab, engine.WithMaxPendingOutput(256<<10), engine.WithMaxPushQueue(1<<20))
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+
+	slow, err := smallReceiveBuffer().Dial("tcp", tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	if _, err := slow.Write([]byte(`{"jsonrpc":"2.0","method":"flood_subscribe","id":1}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The healthy one: a clock every 5 ms, read all along.
+	good := dialWS(t, tcp, nil)
+	if err := good.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"clock_subscribe","params":[5],"id":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	wsRead(t, good)
+	var maxHeap uint64
+	deadline := time.Now().Add(30 * time.Second)
+	got := 0
+	for refused.Load() == 0 || got < 50 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: %d notifications to the good client, slow one refused %d times", got, refused.Load())
+		}
+		if n := decodeNote(t, wsRead(t, good)); n.Method != "clock_subscription" {
+			t.Fatalf("%+v", n)
+		}
+		got++
+		if got%10 == 0 {
+			runtime.GC() // the live heap, not garbage waiting for collection
+			runtime.ReadMemStats(&ms)
+			maxHeap = max(maxHeap, ms.HeapAlloc)
+		}
+	}
+	if !waitClosed(slow, 10*time.Second) {
+		t.Fatal("the slow subscriber was not disconnected")
+	}
+	// Bounded: MaxPendingOutput + MaxPushQueue for the slow one and
+	// pooled buffers; far below what the flood would have queued (it
+	// runs unbounded until refused).
+	if grew := int64(maxHeap) - int64(base); grew > 16<<20 {
+		t.Fatalf("the live heap grew by %d MiB", grew>>20)
+	}
+	t.Logf("live heap grew by at most %d KiB; the good client got %d notifications; the flood was refused %d times",
+		(int64(maxHeap)-int64(base))>>10, got, refused.Load())
+}

@@ -1,0 +1,441 @@
+package engine_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gorilla/websocket"
+	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler/demo"
+)
+
+// dialWS opens a WebSocket with gorilla/websocket, a client the engine
+// does not share code with.
+func dialWS(t testing.TB, addr string, d *websocket.Dialer) *websocket.Conn {
+	t.Helper()
+	if d == nil {
+		d = &websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+	}
+	c, resp, err := d.Dial("ws://"+addr+"/", nil)
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func wsCall(t testing.TB, c *websocket.Conn, msg string) []byte {
+	t.Helper()
+	if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	return wsRead(t, c)
+}
+
+func wsRead(t testing.TB, c *websocket.Conn) []byte {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, b, err := c.ReadMessage()
+	if err != nil {
+		t.Fatalf("reading: %v", err)
+	}
+	return b
+}
+
+// TestVectors_WS runs every spec vector over WebSocket; a vector that
+// must get no reply is followed by a sentinel whose reply must come next.
+func TestVectors_WS(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil)
+	c := dialWS(t, tcp, nil)
+	for _, v := range vectors(t) {
+		t.Run(v.File+"/"+v.Name, func(t *testing.T) {
+			// A text message must be UTF-8 (TestWS_protocolErrors): the
+			// vectors that are not go as binary messages.
+			typ := websocket.TextMessage
+			if !utf8.Valid(v.Request) {
+				typ = websocket.BinaryMessage
+			}
+			if err := c.WriteMessage(typ, v.Request); err != nil {
+				t.Fatal(err)
+			}
+			if v.Response == nil {
+				if got := wsCall(t, c, sentinel); !bytes.Contains(got, []byte(`"sentinel"`)) {
+					t.Fatalf("want no reply, got %s", got)
+				}
+				return
+			}
+			if err := demo.SameReply(wsRead(t, c), v.Response); err != nil {
+				t.Fatalf("%s\n%v", v.Note, err)
+			}
+		})
+	}
+}
+
+// TestWS_fragmented: a message sent in many frames (gorilla's writer
+// flushes a frame each time its small buffer fills) is gathered; a
+// binary message is answered binary.
+func TestWS_fragmented(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil)
+	c := dialWS(t, tcp, &websocket.Dialer{WriteBufferSize: 64, HandshakeTimeout: 10 * time.Second})
+	long := strings.Repeat("é", 5000) // multi-byte runes cut across frames
+	msg := `{"jsonrpc":"2.0","method":"echo","params":["` + long + `"],"id":7}`
+	got := wsCall(t, c, msg)
+	if want := `{"jsonrpc":"2.0","result":["` + long + `"],"id":7}`; string(got) != want {
+		t.Fatalf("got %.80s…", got)
+	}
+	if err := c.WriteMessage(websocket.BinaryMessage, []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	typ, b, err := c.ReadMessage()
+	if err != nil || typ != websocket.BinaryMessage || string(b) != `{"jsonrpc":"2.0","result":3,"id":1}` {
+		t.Fatalf("binary: %v %d %s", err, typ, b)
+	}
+}
+
+// TestWS_pingPong: the server answers pings with their payload, and pings
+// a silent client.
+func TestWS_pingPong(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil, engine.WithPingInterval(100*time.Millisecond))
+	c := dialWS(t, tcp, nil)
+	pong := make(chan string, 1)
+	c.SetPongHandler(func(data string) error { pong <- data; return nil })
+	pinged := make(chan struct{}, 10)
+	c.SetPingHandler(func(data string) error {
+		pinged <- struct{}{}
+		return c.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+	})
+	if err := c.WriteControl(websocket.PingMessage, []byte("hello"), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // control frames are handled while reading
+		for {
+			if _, _, err := c.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case got := <-pong:
+		if got != "hello" {
+			t.Fatalf("pong payload %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no pong")
+	}
+	select {
+	case <-pinged:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server never pinged a silent client")
+	}
+}
+
+// TestWS_idleWithoutPong: a client that answers nothing is pinged, then
+// closed after the idle timeout with a close frame 1001. (Timeouts are
+// checked once a second.)
+func TestWS_idleWithoutPong(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil, engine.WithPingInterval(50*time.Millisecond),
+		engine.WithTimeouts(2500*time.Millisecond, time.Minute, time.Minute))
+	c, r := rawWS(t, tcp)
+	var pings int
+	for {
+		op, payload, err := readFrame(r, c)
+		if err != nil {
+			t.Fatalf("after %d pings: %v", pings, err)
+		}
+		if op == 0x9 {
+			pings++
+			continue
+		}
+		if op != 0x8 || binary.BigEndian.Uint16(payload) != 1001 || pings == 0 {
+			t.Fatalf("op %d payload %q after %d pings", op, payload, pings)
+		}
+		break
+	}
+	if !waitClosed(c, 10*time.Second) {
+		t.Fatal("not closed after the close frame")
+	}
+}
+
+// TestWS_closeHandshake: the server echoes the client's close code and
+// closes the connection.
+func TestWS_closeHandshake(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil)
+	c := dialWS(t, tcp, nil)
+	wsCall(t, c, sentinel)
+	if err := c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4001, "bye")); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _, err := c.ReadMessage()
+	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != 4001 {
+		t.Fatalf("want the close echoed with 4001, got %v", err)
+	}
+}
+
+// rawWS handshakes by hand and returns the connection, for frames that
+// no library would send.
+func rawWS(t testing.TB, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != 101 || resp.Header.Get("Sec-WebSocket-Accept") != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" {
+		t.Fatalf("handshake: %v %+v", err, resp)
+	}
+	return c, r
+}
+
+// frame builds a client frame; masked with a fixed key when mask is set.
+func frame(fin bool, op byte, payload []byte, mask bool) []byte {
+	b := []byte{op}
+	if fin {
+		b[0] |= 0x80
+	}
+	var m byte
+	if mask {
+		m = 0x80
+	}
+	switch l := len(payload); {
+	case l < 126:
+		b = append(b, m|byte(l))
+	case l <= 0xffff:
+		b = append(b, m|126, byte(l>>8), byte(l))
+	default:
+		b = append(b, m|127)
+		b = binary.BigEndian.AppendUint64(b, uint64(l))
+	}
+	if !mask {
+		return append(b, payload...)
+	}
+	key := [4]byte{1, 2, 3, 4}
+	b = append(b, key[:]...)
+	for i, c := range payload {
+		b = append(b, c^key[i%4])
+	}
+	return b
+}
+
+// readFrame reads one server frame, which must be unmasked.
+func readFrame(r *bufio.Reader, c net.Conn) (op byte, payload []byte, err error) {
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var h [2]byte
+	if _, err = io.ReadFull(r, h[:]); err != nil {
+		return 0, nil, err
+	}
+	if h[1]&0x80 != 0 {
+		return 0, nil, fmt.Errorf("a masked server frame")
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var x [2]byte
+		_, err = io.ReadFull(r, x[:])
+		n = uint64(binary.BigEndian.Uint16(x[:]))
+	case 127:
+		var x [8]byte
+		_, err = io.ReadFull(r, x[:])
+		n = binary.BigEndian.Uint64(x[:])
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	payload = make([]byte, n)
+	_, err = io.ReadFull(r, payload)
+	return h[0] & 0x0f, payload, err
+}
+
+// expectClose reads frames until a close frame and checks its code.
+func expectClose(t *testing.T, r *bufio.Reader, c net.Conn, code uint16) {
+	t.Helper()
+	for {
+		op, p, err := readFrame(r, c)
+		if err != nil {
+			t.Fatalf("want close %d: %v", code, err)
+		}
+		if op != 0x8 {
+			continue
+		}
+		if len(p) < 2 || binary.BigEndian.Uint16(p) != code {
+			t.Fatalf("close frame %q, want code %d", p, code)
+		}
+		if !waitClosed(c, 10*time.Second) {
+			t.Fatal("connection left open after the close frame")
+		}
+		return
+	}
+}
+
+// TestWS_protocolErrors: frames a server must refuse, each answered by
+// the right close code.
+func TestWS_protocolErrors(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil, engine.WithMaxMessageSize(1<<10))
+	add := []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`)
+	cases := []struct {
+		name  string
+		bytes []byte
+		code  uint16
+	}{
+		{"unmasked", frame(true, 0x1, add, false), 1002},
+		{"bad-utf8", frame(true, 0x1, []byte("{\"x\":\"\xff\xfe\"}"), true), 1007},
+		{"rsv-bits", append([]byte{0xC1}, frame(true, 0x1, add, true)[1:]...), 1002},
+		{"reserved-opcode", frame(true, 0x3, add, true), 1002},
+		{"continuation-first", frame(true, 0x0, add, true), 1002},
+		{"fragmented-ping", frame(false, 0x9, nil, true), 1002},
+		{"long-ping", frame(true, 0x9, make([]byte, 126), true), 1002},
+		{"bad-close-code", frame(true, 0x8, []byte{0x03, 0xed}, true), 1002}, // 1005 may not be sent
+		{"close-1-byte", frame(true, 0x8, []byte{0x03}, true), 1002},
+		{"new-message-inside-fragments", append(frame(false, 0x1, add[:10], true), frame(true, 0x1, add, true)...), 1002},
+		// Only a header: a 10 MiB frame is refused before its payload.
+		{"too-big-header-only", frame(true, 0x1, nil, true)[:0:0], 1009},
+		{"too-big-fragments", append(frame(false, 0x1, make([]byte, 600), true), frame(true, 0x0, make([]byte, 600), true)...), 1009},
+	}
+	big := []byte{0x81, 0x80 | 127}
+	big = binary.BigEndian.AppendUint64(big, 10<<20)
+	big = append(big, 1, 2, 3, 4)
+	cases[10].bytes = big
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, r := rawWS(t, tcp)
+			if _, err := c.Write(tc.bytes); err != nil {
+				t.Fatal(err)
+			}
+			expectClose(t, r, c, tc.code)
+		})
+	}
+}
+
+// TestWS_controlInsideFragments: a ping between the fragments of a
+// message is answered, and the message still arrives whole.
+func TestWS_controlInsideFragments(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil)
+	c, r := rawWS(t, tcp)
+	msg := []byte(`{"jsonrpc":"2.0","method":"add","params":[40,2],"id":9}`)
+	var b []byte
+	b = append(b, frame(false, 0x1, msg[:5], true)...)
+	b = append(b, frame(true, 0x9, []byte("p"), true)...)
+	b = append(b, frame(false, 0x0, msg[5:20], true)...)
+	b = append(b, frame(true, 0x0, msg[20:], true)...)
+	// One byte at a time: every header and payload is split.
+	for i := range b {
+		if _, err := c.Write(b[i : i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op, p, err := readFrame(r, c)
+	if err != nil || op != 0xA || string(p) != "p" {
+		t.Fatalf("pong: %v %d %q", err, op, p)
+	}
+	op, p, err = readFrame(r, c)
+	if err != nil || op != 0x1 || string(p) != `{"jsonrpc":"2.0","result":42,"id":9}` {
+		t.Fatalf("reply: %v %d %q", err, op, p)
+	}
+}
+
+// TestWS_handshakeRefusals: the wrong path, a bad version, a forbidden
+// origin.
+func TestWS_handshakeRefusals(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil, engine.WithWSOrigins("https://good.example"))
+	d := &websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+	if _, resp, err := d.Dial("ws://"+tcp+"/", http.Header{"Origin": {"https://evil.example"}}); err == nil || resp == nil || resp.StatusCode != 403 {
+		t.Fatalf("forbidden origin: %v %v", err, resp)
+	}
+	c, _, err := d.Dial("ws://"+tcp+"/", http.Header{"Origin": {"https://GOOD.example"}})
+	if err != nil {
+		t.Fatalf("allowed origin: %v", err)
+	}
+	c.Close()
+	if _, resp, err := d.Dial("ws://"+tcp+"/elsewhere", nil); err == nil || resp == nil || resp.StatusCode != 405 {
+		t.Fatalf("other path: %v %v", err, resp)
+	}
+	resps := rawHTTP(t, tcp, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n", 1)
+	if len(resps) != 1 || resps[0].StatusCode != 426 {
+		t.Fatalf("bad version: %v", resps)
+	}
+}
+
+// TestWS_manyConnections: 1,000 WebSocket connections open at once, each
+// making calls.
+func TestWS_manyConnections(t *testing.T) {
+	e, tcp, _ := startEngine(t, nil)
+	const n = 1000
+	conns := make([]*websocket.Conn, n)
+	for i := range conns {
+		conns[i] = dialWS(t, tcp, nil)
+	}
+	if got := e.Conns(); got < n {
+		t.Fatalf("%d connections open, want %d", got, n)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msg := fmt.Sprintf(`{"jsonrpc":"2.0","method":"add","params":[%d,1],"id":%d}`, i, i)
+			if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+				errs <- err
+				return
+			}
+			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			_, b, err := c.ReadMessage()
+			if want := fmt.Sprintf(`{"jsonrpc":"2.0","result":%d,"id":%d}`, i+1, i); err != nil || string(b) != want {
+				errs <- fmt.Errorf("conn %d: %v %s", i, err, b)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestWS_blockingAndPipelined: messages on workers and inline ones on
+// one WebSocket; every reply arrives.
+func TestWS_blockingAndPipelined(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil)
+	c := dialWS(t, tcp, nil)
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"sleep","params":[200],"id":"slow"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if err := c.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"add","params":[%d,0],"id":%d}`, i, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range 21 {
+		var r struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal(wsRead(t, c), &r); err != nil {
+			t.Fatal(err)
+		}
+		seen[string(r.ID)] = true
+		if string(r.ID) == `"slow"` && i != 20 {
+			t.Fatalf("the slow reply came at %d: the inline ones waited for it", i)
+		}
+	}
+	if len(seen) != 21 {
+		t.Fatalf("replies %v", seen)
+	}
+}

@@ -1,0 +1,127 @@
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/bytedance/sonic/encoder"
+	"github.com/jetrpc/jetrpc/pool"
+)
+
+// Conn is the client connection a request arrived on, as its method sees
+// it: the way to send that client messages later (server push). A server
+// (the engine) puts it in the context of every request it serves;
+// ConnFrom takes it out. Its methods are safe from any goroutine, during
+// the request and after it.
+type Conn interface {
+	// Send queues one complete JSON-RPC message for the client (a
+	// notification, usually), copying msg; it never blocks. msg must be
+	// one valid JSON value; it is framed for the transport (a WebSocket
+	// text message, or a line of a stream).
+	//
+	// A message sent while requests of this connection received before it
+	// are still running is held until their replies are written: a
+	// subscription's notifications never precede its subscribe reply.
+	//
+	// Send returns ErrPushUnsupported where the transport cannot carry
+	// server messages (HTTP), ErrConnClosed once the connection is closed
+	// or closing, and ErrSlowConsumer when the client has left too much
+	// unread: the connection is then closed, so that one client that does
+	// not read cannot make the server hold unbounded memory.
+	Send(msg []byte) error
+
+	// CanPush reports whether Send can work on this connection's transport.
+	CanPush() bool
+
+	// Context is done when the connection closes.
+	Context() context.Context
+}
+
+// Errors of Conn.Send.
+var (
+	// ErrPushUnsupported: the transport cannot carry server messages.
+	ErrPushUnsupported = errors.New("jetrpc: server messages need a WebSocket or stream connection, not HTTP")
+	// ErrConnClosed: the connection is closed or closing.
+	ErrConnClosed = errors.New("jetrpc: connection closed")
+	// ErrSlowConsumer: the client left too much unread; it is disconnected.
+	ErrSlowConsumer = errors.New("jetrpc: client too slow to read its messages; disconnected")
+)
+
+type connKey struct{}
+
+// ContextWithConn returns a context carrying c, for ConnFrom. Servers call
+// it once per connection.
+func ContextWithConn(ctx context.Context, c Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// ConnFrom returns the connection of the request whose context is ctx, or
+// nil where there is none (a direct Dispatch, or net/http's HTTPHandler).
+func ConnFrom(ctx context.Context) Conn {
+	c, _ := ctx.Value(connKey{}).(Conn)
+	return c
+}
+
+// Notify sends c the notification {"jsonrpc":"2.0","method":method,
+// "params":params}. params is encoded as JSON now (Raw and
+// json.RawMessage verbatim, JSONAppender by its method, anything else by
+// sonic); nil params are left out.
+func Notify(c Conn, method string, params any) error {
+	if c == nil {
+		return ErrConnClosed
+	}
+	b := pool.Responses.Get()
+	defer pool.Responses.Put(b)
+	b.B = append(b.B, `{"jsonrpc":"2.0","method":`...)
+	b.B = AppendString(b.B, method)
+	if params != nil {
+		b.B = append(b.B, `,"params":`...)
+		var err error
+		if b.B, err = AppendJSON(b.B, params); err != nil {
+			return err
+		}
+	}
+	b.B = append(b.B, '}')
+	return c.Send(b.B)
+}
+
+// AppendJSON appends v as compact JSON: Raw and json.RawMessage after a
+// validity check, strings, integers and booleans by hand, a JSONAppender
+// by its method, anything else by sonic.
+func AppendJSON(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case Raw:
+		out, reason := appendRaw(dst, x)
+		if reason != "" {
+			return dst, errors.New("jetrpc: " + reason)
+		}
+		return out, nil
+	case json.RawMessage:
+		out, reason := appendRaw(dst, x)
+		if reason != "" {
+			return dst, errors.New("jetrpc: " + reason)
+		}
+		return out, nil
+	case string:
+		return AppendString(dst, x), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case uint64:
+		return strconv.AppendUint(dst, x, 10), nil
+	case bool:
+		return strconv.AppendBool(dst, x), nil
+	case JSONAppender:
+		return x.AppendJSON(dst)
+	}
+	var enc []byte
+	if err := encoder.EncodeInto(&enc, v, sonicOptions); err != nil {
+		return dst, err
+	}
+	return append(dst, enc...), nil
+}
