@@ -26,6 +26,8 @@ func TestWorker_zeroAllocs(t *testing.T) {
 		{"http batch", "http://127.0.0.1:1/", 3},
 		{"stream", "tcp://127.0.0.1:1", 1},
 		{"stream batch", "tcp://127.0.0.1:1", 3},
+		{"websocket", "ws://127.0.0.1:1/", 1},
+		{"websocket batch", "ws://127.0.0.1:1/", 3},
 	} {
 		cfg := Config{Target: c.target, Batch: c.batch}
 		if err := cfg.fill(); err != nil {
@@ -67,8 +69,16 @@ func TestWorker_zeroAllocs(t *testing.T) {
 				w.rbuf = strconv.AppendInt(w.rbuf, int64(len(body)), 10)
 				w.rbuf = append(w.rbuf, "\r\n\r\n"...)
 			}
+			if tg.ws { // a server frame: final text, unmasked
+				w.rbuf = append(w.rbuf, 0x81)
+				if len(body) < 126 {
+					w.rbuf = append(w.rbuf, byte(len(body)))
+				} else {
+					w.rbuf = append(w.rbuf, 126, byte(len(body)>>8), byte(len(body)))
+				}
+			}
 			w.rbuf = append(w.rbuf, body...)
-			if !tg.http {
+			if !tg.http && !tg.ws {
 				w.rbuf = append(w.rbuf, '\n')
 			}
 			w.consume()

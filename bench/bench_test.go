@@ -70,6 +70,9 @@ func TestRun_againstJetrpc(t *testing.T) {
 		{"tcp", bench.Config{Target: "tcp://" + tcp}},
 		{"tcp pipelined batch", bench.Config{Target: "tcp://" + tcp, Pipeline: 16, Batch: 4, Notify: 0.25}},
 		{"unix", bench.Config{Target: "unix://" + unix, Pipeline: 4}},
+		{"websocket", bench.Config{Target: "ws://" + tcp + "/"}},
+		{"websocket pipelined batch", bench.Config{Target: "ws://" + tcp + "/", Pipeline: 8, Batch: 4, Notify: 0.25}},
+		{"websocket open loop", bench.Config{Target: "ws://" + tcp + "/", Rate: 2000, Conns: 4}},
 		{"named params", bench.Config{Target: "tcp://" + tcp, Method: "subtract", Params: `{"minuend":5,"subtrahend":3}`}},
 		{"blocking method", bench.Config{Target: "tcp://" + tcp, Method: "sleep", Params: "[1]", Pipeline: 4}},
 		{"expected errors", bench.Config{Target: "http://" + tcp + "/", Method: "fail", ExpectError: true}},
@@ -230,7 +233,7 @@ func TestResult_reports(t *testing.T) {
 
 func TestRun_badConfig(t *testing.T) {
 	for _, cfg := range []bench.Config{
-		{Target: "ftp://x"}, {Target: "ws://127.0.0.1:1"}, {Target: "tcp://127.0.0.1:1", Notify: 2},
+		{Target: "ftp://x"}, {Target: "wss://127.0.0.1:1"}, {Target: "tcp://127.0.0.1:1", Notify: 2},
 		{Target: "tcp://127.0.0.1:1", Params: "3"}, {Target: "tcp://127.0.0.1:1", Bodies: [][]byte{[]byte("{")}},
 	} {
 		if _, err := bench.Run(context.Background(), cfg); err == nil {

@@ -24,8 +24,8 @@ const (
 // Config describes one load test. The zero value of a field means its
 // default.
 type Config struct {
-	// Target is the server: http://host:port/path, tcp://host:port or
-	// unix:///path.
+	// Target is the server: http://host:port/path, ws://host:port/path
+	// (WebSocket), tcp://host:port or unix:///path.
 	Target string
 	// Conns is the number of connections; default DefaultConns.
 	Conns int
@@ -75,6 +75,7 @@ type Config struct {
 // target is a parsed Config.Target.
 type target struct {
 	http    bool
+	ws      bool // WebSocket: a handshake, then one message per frame
 	network string // tcp or unix
 	address string
 	host    string // Host header
@@ -83,7 +84,7 @@ type target struct {
 
 func parseTarget(s string) (target, error) {
 	switch {
-	case strings.HasPrefix(s, "http://"):
+	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "ws://"):
 		u, err := url.Parse(s)
 		if err != nil {
 			return target{}, err
@@ -96,15 +97,16 @@ func parseTarget(s string) (target, error) {
 		if u.Port() == "" {
 			addr += ":80"
 		}
-		return target{http: true, network: "tcp", address: addr, host: u.Host, path: path}, nil
+		ws := u.Scheme == "ws"
+		return target{http: !ws, ws: ws, network: "tcp", address: addr, host: u.Host, path: path}, nil
 	case strings.HasPrefix(s, "tcp://"):
 		return target{network: "tcp", address: strings.TrimPrefix(s, "tcp://")}, nil
 	case strings.HasPrefix(s, "unix://"):
 		return target{network: "unix", address: strings.TrimPrefix(s, "unix://")}, nil
-	case strings.HasPrefix(s, "https://"), strings.HasPrefix(s, "ws://"), strings.HasPrefix(s, "wss://"):
-		return target{}, fmt.Errorf("jetrpc bench: %q: TLS and WebSocket targets are not supported yet", s)
+	case strings.HasPrefix(s, "https://"), strings.HasPrefix(s, "wss://"):
+		return target{}, fmt.Errorf("jetrpc bench: %q: TLS targets are not supported", s)
 	}
-	return target{}, fmt.Errorf("jetrpc bench: target %q must start with http://, tcp:// or unix://", s)
+	return target{}, fmt.Errorf("jetrpc bench: target %q must start with http://, ws://, tcp:// or unix://", s)
 }
 
 // fill applies the defaults and checks the config.

@@ -3,8 +3,8 @@
 //
 // # Overview
 //
-// Run opens Config.Conns connections to an http://, tcp:// or unix://
-// target and sends JSON-RPC requests — single calls, batches, a share of
+// Run opens Config.Conns connections to an http://, ws:// (WebSocket),
+// tcp:// or unix:// target and sends JSON-RPC requests — single calls, batches, a share of
 // notifications, or request bodies from a file — either as fast as the
 // server answers (closed loop) or at a fixed rate (open loop, latency
 // measured from each request's intended send time, as wrk2 does, so that
@@ -20,8 +20,11 @@
 //
 // # Concurrency
 //
-// One goroutine per connection; Run returns when the test ends. Counters
-// are per connection and merged at the end.
+// A closed loop runs its connections on gnet event loops (one read and
+// one write per burst of replies, as wrk does); an open loop runs a
+// goroutine per connection, which sleeps until its next send time. Run
+// returns when the test ends. Counters are per connection and merged at
+// the end.
 //
 // # Buffer lifetimes
 //

@@ -143,8 +143,15 @@ func (lc *loopClient) redial(w *worker) {
 			if tc, ok := nc.(*net.TCPConn); ok {
 				_ = tc.SetNoDelay(true)
 			}
-			if _, err = lc.cli.EnrollContext(nc, w); err == nil {
-				return
+			if lc.r.t.ws {
+				if err = handshakeWS(nc, &lc.r.t, 5*time.Second); err != nil {
+					_ = nc.Close()
+				}
+			}
+			if err == nil {
+				if _, err = lc.cli.EnrollContext(nc, w); err == nil {
+					return
+				}
 			}
 		}
 		w.fail(ErrConnect, true) // racy only with other failures of w: w has no loop now
@@ -156,7 +163,8 @@ func (lc *loopClient) redial(w *worker) {
 // fill appends the requests w may send now to wbuf.
 func (w *worker) fill() []byte {
 	r := w.r
-	w.wbuf = w.wbuf[:0]
+	w.wbuf = append(w.wbuf[:0], w.pong...)
+	w.pong = w.pong[:0]
 	now := time.Now()
 	for w.n < r.cfg.Pipeline && !r.stopping.Load() {
 		if !now.Before(r.start) && !r.takeBudget() {

@@ -21,6 +21,7 @@ const (
 	ErrUnexpectedError = "unexpected error"    // an error reply when a result was expected
 	ErrUnexpectedOK    = "unexpected result"   // a result when an error was expected
 	ErrUnexpectedReply = "reply to no request" // a reply where none was expected
+	ErrWebSocket       = "websocket"           // a failed handshake, a bad frame or a close from the server
 )
 
 // httpResponse is one framed HTTP response.

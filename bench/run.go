@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/gobwas/ws"
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -47,7 +48,8 @@ type worker struct {
 	conn  net.Conn
 	wbuf  []byte
 	rbuf  []byte
-	chunk []byte // a dechunked HTTP body
+	chunk []byte // a dechunked HTTP body, or a fragmented WebSocket message
+	pong  []byte // WebSocket pongs to send
 	next  uint64 // next id
 	mi    int    // next message of the rotation
 	queue []inflight
@@ -179,6 +181,13 @@ func (w *worker) dial() bool {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	if w.r.t.ws {
+		if err := handshakeWS(c, &w.r.t, 5*time.Second); err != nil {
+			_ = c.Close()
+			w.fail(ErrWebSocket, true)
+			return false
+		}
+	}
 	w.conn = c
 	w.rbuf = w.rbuf[:0]
 	w.frame.Reset()
@@ -221,7 +230,8 @@ func (w *worker) run(t0 time.Time) {
 			}
 		}
 		// Send what may be sent.
-		w.wbuf = w.wbuf[:0]
+		w.wbuf = append(w.wbuf[:0], w.pong...)
+		w.pong = w.pong[:0]
 		now := time.Now()
 		for w.n < depth && !r.stopping.Load() {
 			intended := now
@@ -318,6 +328,11 @@ func (w *worker) push(intended time.Time) {
 		w.wbuf = strconv.AppendInt(w.wbuf, int64(m.bodyLen(first)), 10)
 		w.wbuf = append(w.wbuf, "\r\n\r\n"...)
 		w.wbuf = m.appendBody(w.wbuf, first)
+	} else if r.t.ws {
+		w.wbuf = appendWSHeader(w.wbuf, m.bodyLen(first))
+		start := len(w.wbuf)
+		w.wbuf = m.appendBody(w.wbuf, first)
+		ws.Cipher(w.wbuf[start:], wsMask, 0)
 	} else {
 		w.wbuf = m.appendBody(w.wbuf, first)
 		w.wbuf = append(w.wbuf, '\n')
@@ -382,6 +397,16 @@ func (w *worker) finish() {
 // consume frames and checks the replies in rbuf.
 func (w *worker) consume() {
 	used := 0
+	if w.r.t.ws {
+		var bad bool
+		if used, bad = w.consumeWS(w.rbuf); bad {
+			w.lost(ErrWebSocket)
+			return
+		}
+		n := copy(w.rbuf, w.rbuf[used:])
+		w.rbuf = w.rbuf[:n]
+		return
+	}
 	for used < len(w.rbuf) && w.n > 0 {
 		in := w.rbuf[used:]
 		if w.r.t.http {

@@ -179,6 +179,9 @@ func (cs *conn) traffic() gnet.Action {
 	if !cs.closing && !cs.paused {
 		out = cs.serve(out)
 	}
+	if e.draining.Load() && cs.proto == protoWS && !cs.closing && cs.inflight == 0 && cs.partial.Load() == 0 {
+		out = cs.closeWS(out, ws.StatusGoingAway, "server stopping")
+	}
 	if len(out) > 0 {
 		_, _ = gc.Write(out)
 		cs.lastActive.Store(now)

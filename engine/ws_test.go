@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -437,5 +438,33 @@ func TestWS_blockingAndPipelined(t *testing.T) {
 	}
 	if len(seen) != 21 {
 		t.Fatalf("replies %v", seen)
+	}
+}
+
+// TestWS_stop: Stop sends WebSocket clients a close frame 1001 after the
+// replies in flight, and closes the connections.
+func TestWS_stop(t *testing.T) {
+	e, tcp, _ := startEngine(t, nil)
+	c := dialWS(t, tcp, nil)
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"sleep","params":[100],"id":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // let it reach a worker
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stopped <- e.Stop(ctx)
+	}()
+	if got := wsRead(t, c); string(got) != `{"jsonrpc":"2.0","result":100,"id":1}` {
+		t.Fatalf("in-flight reply: %s", got)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _, err := c.ReadMessage()
+	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.CloseGoingAway {
+		t.Fatalf("want close 1001, got %v", err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
 	}
 }

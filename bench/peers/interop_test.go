@@ -1,8 +1,10 @@
 package peers
 
 // Interoperability: real third-party JSON-RPC clients against a running
-// jetrpc engine — go-ethereum's rpc.Client (HTTP and IPC), ybbus/jsonrpc
-// (HTTP) and sourcegraph/jsonrpc2 (TCP stream).
+// jetrpc engine — go-ethereum's rpc.Client (HTTP, WebSocket and IPC, with
+// subscriptions over the last two), ybbus/jsonrpc (HTTP),
+// sourcegraph/jsonrpc2 (TCP stream) and Node's ws package (WebSocket, in
+// node_test.go).
 
 import (
 	"context"
@@ -24,8 +26,16 @@ import (
 // serve starts an engine with the demo methods on TCP and a Unix socket.
 func serve(t *testing.T) (tcpAddr, unixPath string) {
 	t.Helper()
+	_, tcpAddr, unixPath = serveTable(t)
+	return tcpAddr, unixPath
+}
+
+// serveTable is serve that also returns the engine's method table, for
+// counting live subscriptions.
+func serveTable(t *testing.T) (tab *handler.Table, tcpAddr, unixPath string) {
+	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
-	tab := handler.NewTable(handler.WithLogger(quiet))
+	tab = handler.NewTable(handler.WithLogger(quiet))
 	demo.Register(tab)
 	unixPath = filepath.Join(t.TempDir(), "jetrpc.ipc")
 	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+unixPath), engine.WithLogger(quiet))
@@ -37,7 +47,7 @@ func serve(t *testing.T) (tcpAddr, unixPath string) {
 		defer cancel()
 		_ = e.Stop(ctx)
 	})
-	return e.Addrs()[0].String(), unixPath
+	return tab, e.Addrs()[0].String(), unixPath
 }
 
 func ctx(t *testing.T) context.Context {
@@ -104,6 +114,79 @@ func TestGeth_IPC(t *testing.T) {
 	}
 	defer c.Close()
 	gethClientChecks(t, c)
+}
+
+func TestGeth_WebSocket(t *testing.T) {
+	tab, tcp, _ := serveTable(t)
+	c, err := rpc.DialWebsocket(ctx(t), "ws://"+tcp+"/", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gethClientChecks(t, c)
+	gethClockChecks(t, c, tab)
+}
+
+func TestGeth_IPCSubscription(t *testing.T) {
+	tab, _, unix := serveTable(t)
+	c, err := rpc.DialIPC(ctx(t), unix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gethClockChecks(t, c, tab)
+}
+
+// gethClockChecks subscribes to the demo clock through a go-ethereum
+// client: the counter arrives 1, 2, 3 in order, the subscription reports
+// no error, and unsubscribing ends it on the server. Done twice on the
+// same client, so that the second subscription starts from 1 again.
+func gethClockChecks(t *testing.T, c *rpc.Client, tab *handler.Table) {
+	t.Helper()
+	for round := range 2 {
+		ch := make(chan int64)
+		sub, err := c.Subscribe(ctx(t), "clock", ch, 5)
+		if err != nil {
+			t.Fatalf("round %d: subscribe: %v", round, err)
+		}
+		if n := tab.Subscriptions("clock"); n != 1 {
+			t.Fatalf("round %d: %d subscriptions live on the server, want 1", round, n)
+		}
+		for want := int64(1); want <= 3; want++ {
+			select {
+			case got := <-ch:
+				if got != want {
+					t.Fatalf("round %d: notification %d carries %d", round, want, got)
+				}
+			case err := <-sub.Err():
+				t.Fatalf("round %d: subscription failed before notification %d: %v", round, want, err)
+			case <-ctx(t).Done():
+				t.Fatalf("round %d: notification %d never came", round, want)
+			}
+		}
+		select {
+		case err := <-sub.Err():
+			t.Fatalf("round %d: subscription error: %v", round, err)
+		default:
+		}
+		sub.Unsubscribe()
+		// Unsubscribe closes Err without an error.
+		if err, open := <-sub.Err(); open || err != nil {
+			t.Fatalf("round %d: after Unsubscribe: %v (open %v)", round, err, open)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for tab.Subscriptions("clock") != 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if n := tab.Subscriptions("clock"); n != 0 {
+			t.Fatalf("round %d: %d subscriptions live on the server after Unsubscribe", round, n)
+		}
+	}
+	// The connection still serves calls after the subscriptions.
+	var sum int
+	if err := c.CallContext(ctx(t), &sum, "add", 2, 3); err != nil || sum != 5 {
+		t.Fatalf("add after unsubscribe: %d %v", sum, err)
+	}
 }
 
 func TestYbbus_HTTP(t *testing.T) {

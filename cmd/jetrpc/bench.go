@@ -21,7 +21,7 @@ import (
 
 const benchUsage = `usage: jetrpc bench [flags] [target]
 
-target: http://host:port/path, tcp://host:port or unix:///path. Without a
+target: http://host:port/path, ws://host:port/path, tcp://host:port or unix:///path. Without a
 target, an in-process jetrpc server is started on loopback and measured.
 
 flags:

@@ -1,14 +1,16 @@
 // Command jetrpc runs the bundled JSON-RPC 2.0 server and load-tests
 // JSON-RPC servers.
 //
-//	jetrpc serve [--http ADDR] [--tcp ADDR]... [--unix PATH]... [flags]
-//	jetrpc bench [flags] [http://host:port/ | tcp://host:port | unix:///path]
+//	jetrpc serve [--http ADDR] [--tcp ADDR]... [--ws ADDR]... [--unix PATH]... [flags]
+//	jetrpc bench [flags] [http://host:port/ | ws://host:port/ | tcp://host:port | unix:///path]
 //
 // serve answers the methods of the JSON-RPC 2.0 specification's examples
 // (subtract, sum, update, notify_hello, notify_sum, get_data) and the
-// benchmark methods (echo, add, sleep, fail) of package handler/demo,
-// from gnet event loops. Every listener serves both HTTP/1.1 and raw JSON
-// streams; --http and --tcp differ only for the reader. With no address
+// benchmark methods (echo, add, sleep, fail) of package handler/demo, and
+// the demo subscription clock_subscribe/clock_unsubscribe (WebSocket and
+// streams), from gnet event loops. Every listener serves HTTP/1.1,
+// WebSocket (GET --ws-path with Upgrade) and raw JSON streams; --http,
+// --tcp and --ws differ only for the reader. With no address
 // it listens on 127.0.0.1:8080. It prints the bound addresses and stops
 // gracefully on SIGINT or SIGTERM.
 //
@@ -95,7 +97,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var addrs []string
 	fs.Var(addrList{"tcp://", &addrs}, "http", "`address` to listen on (HTTP and streams; repeatable; port 0 picks a free port)")
 	fs.Var(addrList{"tcp://", &addrs}, "tcp", "`address` to listen on (streams and HTTP; repeatable)")
+	fs.Var(addrList{"tcp://", &addrs}, "ws", "`address` to listen on (WebSocket, HTTP and streams; repeatable)")
 	fs.Var(addrList{"unix://", &addrs}, "unix", "Unix socket `path` to listen on (repeatable)")
+	var origins []string
+	fs.Var(addrList{"", &origins}, "ws-origin", "browser `origin` allowed to open a WebSocket (repeatable; \"*\" for any; default: any)")
+	wsPath := fs.String("ws-path", engine.DefaultWSPath, "`path` where GET with Upgrade: websocket opens a WebSocket")
+	ping := fs.Duration("ping-interval", engine.DefaultPingInterval, "ping a WebSocket client silent this long")
+	maxPush := fs.Int("max-push-queue", engine.DefaultMaxPushQueue, "server-message `bytes` queued for a client that does not read, before it is disconnected")
 	loops := fs.Int("loops", 0, "event loops (0: GOMAXPROCS)")
 	workers := fs.Int("workers", pool.DefaultWorkers, "worker goroutines for blocking methods, per pool (messages and batch elements)")
 	queue := fs.Int("queue", pool.DefaultQueue, "messages waiting for a worker before requests are answered \"server busy\"")
@@ -147,6 +155,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		engine.WithMaxInFlight(*maxInFlight),
 		engine.WithMaxPendingOutput(*maxPending),
 		engine.WithTimeouts(*idle, *readTO, *writeTO),
+		engine.WithWSPath(*wsPath),
+		engine.WithWSOrigins(origins...),
+		engine.WithPingInterval(*ping),
+		engine.WithMaxPushQueue(*maxPush),
 		engine.WithLogger(logger),
 	)
 	if err := e.Start(); err != nil {
@@ -155,9 +167,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, a := range e.Addrs() {
 		switch a.Network() {
 		case "unix":
-			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on unix://%s (HTTP and streams)\n", a)
+			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on unix://%s (HTTP, WebSocket and streams)\n", a)
 		default:
-			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/ and tcp://%s (HTTP and streams)\n", a, a)
+			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/, ws://%s%s and tcp://%s\n", a, a, *wsPath, a)
 		}
 	}
 	<-ctx.Done()

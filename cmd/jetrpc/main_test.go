@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -37,16 +39,22 @@ func TestServe(t *testing.T) {
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"serve", "--http", "127.0.0.1:0"}, &out, io.Discard) }()
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	var url, wsURL string
+	for deadline := time.Now().Add(10 * time.Second); wsURL == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		sc := bufio.NewScanner(strings.NewReader(out.String()))
 		for sc.Scan() {
-			if _, u, ok := strings.Cut(sc.Text(), "on "); ok {
-				url, _, _ = strings.Cut(u, " ")
+			for _, f := range strings.Fields(sc.Text()) {
+				f = strings.TrimSuffix(f, ",")
+				switch {
+				case strings.HasPrefix(f, "http://"):
+					url = f
+				case strings.HasPrefix(f, "ws://"):
+					wsURL = f
+				}
 			}
 		}
 	}
-	if url == "" {
+	if url == "" || wsURL == "" {
 		t.Fatalf("no address printed: %q", out.String())
 	}
 	resp, err := http.Post(url, "application/json", strings.NewReader(`[{"jsonrpc":"2.0","method":"subtract","params":{"minuend":42,"subtrahend":23},"id":1},{"jsonrpc":"2.0","method":"sleep","params":[1],"id":2}]`))
@@ -57,6 +65,22 @@ func TestServe(t *testing.T) {
 	resp.Body.Close()
 	if want := `[{"jsonrpc":"2.0","result":19,"id":1},{"jsonrpc":"2.0","result":1,"id":2}]`; string(body) != want {
 		t.Fatalf("got %s, want %s", body, want)
+	}
+	// The demo subscription over WebSocket.
+	c, _, err := websocket.DefaultDialer.Dial(wsURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"clock_subscribe","params":{"interval_ms":5},"id":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for i, want := range []string{`"result":"0x`, `"method":"clock_subscription","params":{"subscription":"0x`} {
+		_, msg, err := c.ReadMessage()
+		if err != nil || !strings.Contains(string(msg), want) {
+			t.Fatalf("message %d: %v %s", i, err, msg)
+		}
 	}
 	cancel()
 	select {
