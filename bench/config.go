@@ -75,7 +75,7 @@ type Config struct {
 // target is a parsed Config.Target.
 type target struct {
 	http    bool
-	ws      bool // WebSocket: a handshake, then one message per frame
+	ws      bool   // WebSocket: a handshake, then one message per frame
 	network string // tcp or unix
 	address string
 	host    string // Host header
