@@ -30,19 +30,21 @@ import (
 
 // server is one peer.
 type server struct {
-	name   string
-	pkg    string // what to build: a package of this module, or ../.. for jetrpc
-	args   func(httpAddr, tcpAddr string) []string
-	http   bool
-	tcp    bool
-	shared bool // one port serves both
-	prefix string
-	batch  bool
-	check  bool // replies can be checked (not a fixed-reply ceiling)
-	note   string
-	bin    string
-	cmd    *exec.Cmd
-	ha, ta string // addresses while running
+	name       string
+	pkg        string // what to build: a package of this module, or ../.. for jetrpc
+	args       func(httpAddr, tcpAddr string) []string
+	http       bool
+	tcp        bool
+	shared     bool // one port serves both
+	ws         bool // serves WebSocket: on the HTTP port, or on a port of its own given by wsFlag
+	wsFlag     string
+	prefix     string
+	batch      bool
+	check      bool // replies can be checked (not a fixed-reply ceiling)
+	note       string
+	bin        string
+	cmd        *exec.Cmd
+	ha, ta, wa string // addresses while running
 }
 
 func servers() []*server {
@@ -50,13 +52,13 @@ func servers() []*server {
 		{name: "ceiling", pkg: "./cmd/ceiling", http: true, tcp: true, shared: true, batch: true, check: false,
 			note: "gnet, fixed reply, no JSON parsing",
 			args: func(h, _ string) []string { return []string{"-addr", "tcp://" + h} }},
-		{name: "jetrpc", pkg: "github.com/jetrpc/jetrpc/cmd/jetrpc", http: true, tcp: true, shared: true, batch: true, check: true,
+		{name: "jetrpc", pkg: "github.com/jetrpc/jetrpc/cmd/jetrpc", http: true, tcp: true, shared: true, ws: true, batch: true, check: true,
 			args: func(h, _ string) []string { return []string{"serve", "--http", h, "--loops", "1"} }},
 		{name: "fasthttp+sonic", pkg: "./cmd/fasthttp", http: true, batch: true, check: true,
 			args: func(h, _ string) []string { return []string{"-http", h} }},
 		{name: "net/http+encoding/json", pkg: "./cmd/nethttp", http: true, tcp: true, batch: true, check: true,
 			args: func(h, t string) []string { return []string{"-http", h, "-tcp", t} }},
-		{name: "geth rpc", pkg: "./cmd/geth", http: true, tcp: true, batch: true, check: true, prefix: "calc_",
+		{name: "geth rpc", pkg: "./cmd/geth", http: true, tcp: true, ws: true, wsFlag: "-ws", batch: true, check: true, prefix: "calc_",
 			note: "TCP: geth's IPC stream codec",
 			args: func(h, t string) []string { return []string{"-http", h, "-tcp", t} }},
 		{name: "jrpc2", pkg: "./cmd/jrpc2", http: true, tcp: true, batch: true, check: true,
@@ -74,17 +76,19 @@ type scenario struct {
 	http  bool
 	cfg   bench.Config
 	sleep bool // the sleep method
+	ws    bool // over WebSocket
 }
 
 func scenarios() []scenario {
 	return []scenario{
-		{1, "HTTP, single add, keep-alive", true, bench.Config{Conns: 64}, false},
-		{2, "HTTP, batch of 10 add", true, bench.Config{Conns: 64, Batch: 10}, false},
-		{3, "HTTP, single add, pipelining depth 16", true, bench.Config{Conns: 64, Pipeline: 16}, false},
-		{4, "TCP, single add, pipelining depth 16", false, bench.Config{Conns: 64, Pipeline: 16}, false},
-		{5, "TCP, single add, no pipelining", false, bench.Config{Conns: 64}, false},
-		{6, "TCP, batch of 10 add", false, bench.Config{Conns: 64, Batch: 10}, false},
-		{7, "batch of 10 sleep 10 ms, 8 connections", true, bench.Config{Conns: 8, Batch: 10, Params: "[10]"}, true},
+		{1, "HTTP, single add, keep-alive", true, bench.Config{Conns: 64}, false, false},
+		{2, "HTTP, batch of 10 add", true, bench.Config{Conns: 64, Batch: 10}, false, false},
+		{3, "HTTP, single add, pipelining depth 16", true, bench.Config{Conns: 64, Pipeline: 16}, false, false},
+		{4, "TCP, single add, pipelining depth 16", false, bench.Config{Conns: 64, Pipeline: 16}, false, false},
+		{5, "TCP, single add, no pipelining", false, bench.Config{Conns: 64}, false, false},
+		{6, "TCP, batch of 10 add", false, bench.Config{Conns: 64, Batch: 10}, false, false},
+		{7, "batch of 10 sleep 10 ms, 8 connections", true, bench.Config{Conns: 8, Batch: 10, Params: "[10]"}, true, false},
+		{9, "WebSocket, single add", false, bench.Config{Conns: 64}, false, true},
 	}
 }
 
@@ -155,7 +159,12 @@ func main() {
 	}
 	var report strings.Builder
 	header(&report, *dur, *rounds)
+	memory := len(want) == 0 || want[8]
 	for _, sc := range scenarios() {
+		if sc.id == 9 && memory {
+			memoryTable(&report, srvs, *idle)
+			memory = false
+		}
 		if len(want) > 0 && !want[sc.id] {
 			continue
 		}
@@ -171,7 +180,7 @@ func main() {
 		}
 		table(&report, sc, rows)
 	}
-	if len(want) == 0 || want[8] {
+	if memory {
 		memoryTable(&report, srvs, *idle)
 	}
 	if len(want) == 0 || want[1] {
@@ -199,11 +208,18 @@ func freeAddr() string {
 
 // start runs the server pinned to core 0 with GOMAXPROCS=1.
 func (s *server) start() error {
-	s.ha, s.ta = freeAddr(), freeAddr()
+	s.ha, s.ta, s.wa = freeAddr(), freeAddr(), ""
 	if s.shared {
 		s.ta = s.ha
 	}
 	args := append([]string{"-c", "0", s.bin}, s.args(s.ha, s.ta)...)
+	if s.ws {
+		s.wa = s.ha
+		if s.wsFlag != "" {
+			s.wa = freeAddr()
+			args = append(args, s.wsFlag, s.wa)
+		}
+	}
 	s.cmd = exec.Command("taskset", args...)
 	s.cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	s.cmd.Stdout, s.cmd.Stderr = io.Discard, io.Discard
@@ -216,6 +232,9 @@ func (s *server) start() error {
 	}
 	if s.tcp && !s.shared {
 		addrs = append(addrs, s.ta)
+	}
+	if s.wa != "" && s.wa != s.ha {
+		addrs = append(addrs, s.wa)
 	}
 	for _, a := range addrs {
 		for i := 0; ; i++ {
@@ -283,9 +302,13 @@ func rssKiB(pid int) int64 {
 func measure(s *server, sc scenario, dur, warm time.Duration) row {
 	r := row{srv: s}
 	switch {
+	case sc.ws && !s.ws:
+		r.skipped = "no WebSocket"
+	case sc.ws && !s.check:
+		r.skipped = "not a WebSocket server"
 	case sc.http && !s.http && !sc.sleep: // the sleep scenario runs over TCP where there is no HTTP
 		r.skipped = "no HTTP"
-	case !sc.http && !s.tcp:
+	case !sc.http && !sc.ws && !s.tcp:
 		r.skipped = "no TCP"
 	case sc.cfg.Batch > 1 && !s.batch:
 		r.skipped = "no batches"
@@ -306,7 +329,9 @@ func measure(s *server, sc scenario, dur, warm time.Duration) row {
 		cfg.Method = s.prefix + "sleep"
 	}
 	cfg.NoCheck = !s.check
-	if sc.http && s.http {
+	if sc.ws {
+		cfg.Target = "ws://" + s.wa + "/"
+	} else if sc.http && s.http {
 		cfg.Target = "http://" + s.ha + "/"
 	} else {
 		cfg.Target = "tcp://" + s.ta
