@@ -18,6 +18,33 @@
 // 100-continue work; GET of the health path answers 200. Over a stream
 // each reply is followed by "\n" and replies may come in any order.
 //
+// # WebSocket
+//
+// A GET with "Upgrade: websocket" on Options.WSPath (default "/") becomes
+// a WebSocket (RFC 6455; the handshake is github.com/gobwas/ws's, the
+// origin checked against Options.WSOrigins). Each text or binary message
+// is one JSON-RPC message or batch, answered with a message of the same
+// type; replies may come in any order. Fragmented messages, ping/pong and
+// the close handshake work; unmasked frames, RSV bits, bad control frames
+// and continuation errors close with 1002, text that is not UTF-8 with
+// 1007, a message over MaxMessageSize with 1009 as soon as its frame
+// header is read (the payload is never buffered). A client silent for
+// PingInterval is pinged; one silent for IdleTimeout is closed (1001).
+// Stop sends 1001 after the replies in flight.
+//
+// # Server push
+//
+// Every request's context carries its connection as a handler.Conn
+// (handler.ConnFrom): a method can keep it and send that client messages
+// later, from any goroutine, over WebSocket and streams (not HTTP:
+// handler.ErrPushUnsupported). handler.RegisterSubscription builds geth's
+// subscribe pattern on it. A server message never overtakes the reply to
+// a request received before it was sent. It is written while the client
+// keeps up (unsent output under MaxPendingOutput) and queued otherwise; a
+// client whose queue passes MaxPushQueue bytes is disconnected (Send
+// returns handler.ErrSlowConsumer), so that memory stays bounded. The
+// connection's context is done when it closes, ending its subscriptions.
+//
 // # Terminology
 //
 // A message is one JSON-RPC request or batch. A method is inline or
@@ -45,14 +72,16 @@
 // # Limits
 //
 // Every limit has a default and an option: message size
-// (DefaultMaxMessageSize, 413 over HTTP, an error and close on streams),
+// (DefaultMaxMessageSize, 413 over HTTP, an error and close on streams,
+// close 1009 on a WebSocket),
 // HTTP head size (DefaultMaxHeaderSize, 431), connections
 // (DefaultMaxConns, lowered to the file descriptor limit; excess
 // connections are closed on accept), messages in flight per connection
 // (DefaultMaxInFlight), unsent output per connection
 // (DefaultMaxPendingOutput: past it the connection is not read; a client
-// that keeps sending is closed), and the idle, read (incomplete message)
-// and write timeouts. The batch length and nesting depth limits are the
+// that keeps sending is closed), queued server messages per connection
+// (DefaultMaxPushQueue), and the idle, read (incomplete message) and write
+// timeouts, and the WebSocket ping interval (DefaultPingInterval). The batch length and nesting depth limits are the
 // table's (handler.WithMaxBatch, handler.WithMaxDepth).
 //
 // # Lifecycle

@@ -55,6 +55,28 @@
 // CodeServerBusy rather than queued. DispatchInline never blocks: it runs
 // only what needs no worker, for event loops.
 //
+// # Server push and subscriptions
+//
+// A server that can send messages of its own (the engine, over WebSocket
+// and streams) puts the request's connection in its context as a Conn;
+// ConnFrom takes it out, and Conn.Send or Notify send that client a
+// message later, from any goroutine. RegisterSubscription builds the
+// subscribe pattern of geth on it:
+//
+//	handler.RegisterSubscription(t, "clock", func(ctx context.Context, p [1]int, sub *handler.Subscription) error {
+//		go func() {
+//			for n := 1; sub.Context().Err() == nil; n++ {
+//				time.Sleep(time.Duration(p[0]) * time.Millisecond)
+//				_ = sub.Notify(n) // {"jsonrpc":"2.0","method":"clock_subscription","params":{"subscription":ID,"result":n}}
+//			}
+//		}()
+//		return nil
+//	})
+//
+// clock_subscribe answers the subscription's id; clock_unsubscribe [id]
+// answers true; the subscription also ends when its connection closes.
+// Notifications never precede the subscribe reply.
+//
 // # Buffer lifetimes
 //
 // Dispatch reads the message only until it returns and appends the reply

@@ -51,7 +51,15 @@ func (s *Subscription) Notify(result any) error {
 
 // Unsubscribe ends the subscription from the server's side. The client
 // is not told; later notifications are refused.
-func (s *Subscription) Unsubscribe() { s.cancel() }
+func (s *Subscription) Unsubscribe() { s.end() }
+
+// end removes the subscription from its namespace and ends its context.
+func (s *Subscription) end() {
+	s.reg.mu.Lock()
+	delete(s.reg.live, s.id)
+	s.reg.mu.Unlock()
+	s.cancel()
+}
 
 // subscriptionParams is {"subscription":ID,"result":R}.
 type subscriptionParams struct {
@@ -131,7 +139,7 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 			reg.mu.Unlock()
 		})
 		if err := start(ctx, p, s); err != nil {
-			cancel()
+			s.end()
 			return "", err
 		}
 		return s.id, nil
@@ -144,7 +152,7 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 		if s == nil || c == nil || s.conn != c {
 			return false, ErrSubscriptionNotFound
 		}
-		s.cancel()
+		s.end()
 		return true, nil
 	}
 	t.mu.Lock()
