@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -120,6 +121,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	reusePort := fs.Bool("reuseport", false, "set SO_REUSEPORT so that several processes can share a port")
 	noV1 := fs.Bool("reject-v1", false, "answer JSON-RPC 1.0 requests with -32600")
 	verbose := fs.Bool("v", false, "log debug messages")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) to `file` until the server stops")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -171,6 +173,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		default:
 			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/, ws://%s%s and tcp://%s\n", a, a, *wsPath, a)
 		}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "jetrpc: stopping")
