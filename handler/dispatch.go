@@ -22,22 +22,23 @@ import (
 // state is the scratch memory of one dispatch, pooled.
 type state struct {
 	p       parser.Parser
-	dec     decoder.Decoder // for params decoded by sonic
-	msg     parser.Message  // the message being run; spans into it
-	req     *parser.Request // the request being run: in msg or in elems
-	decoded bool            // dec holds a string since getState
-	scratch []byte          // unescaped strings
-	keybuf  []byte          // unescaped member names
-	quoted  []byte          // unquoted values of ",string" fields
-	name    []byte          // unescaped method names
-	enc     []byte          // sonic output
-	seen    []uint64        // fields given, by bit
-	pending []pend          // values left for sonic
-	elems   []element       // batch elements
-	segs    []segment       // batch segments
-	lastT   *Table          // the table of the last lookup
-	lastM   *method         // the method found by the last lookup
-	wg      sync.WaitGroup  // batch segments on workers
+	dec     decoder.Decoder  // for params decoded by sonic
+	msg     parser.Message   // the message being run; spans into it
+	req     *parser.Request  // the request being run: in msg or in elems
+	decoded bool             // dec holds a string since getState
+	scratch []byte           // unescaped strings
+	keybuf  []byte           // unescaped member names
+	quoted  []byte           // unquoted values of ",string" fields
+	name    []byte           // unescaped method names
+	enc     []byte           // sonic output
+	seen    []uint64         // fields given, by bit
+	pending []pend           // values left for sonic
+	reqs    []parser.Request // batch elements as parsed
+	elems   []element        // batch elements
+	segs    []segment        // batch segments
+	lastT   *Table           // the table of the last lookup
+	lastM   *method          // the method found by the last lookup
+	wg      sync.WaitGroup   // batch segments on workers
 }
 
 // element is a planned batch element.
@@ -49,6 +50,9 @@ type element struct {
 func (e *element) blocking() bool { return e.m != nil && !e.m.inline }
 
 const maxScratch = 64 << 10
+
+// maxPooledElems: element slices longer than this are not kept in the pool.
+const maxPooledElems = 256
 
 var states = sync.Pool{New: func() any {
 	st := new(state)
@@ -70,6 +74,13 @@ func putState(st *state) {
 	if len(st.elems) > 0 {
 		clear(st.elems)
 		st.elems = st.elems[:0]
+	}
+	if len(st.reqs) > 0 {
+		clear(st.reqs)
+		st.reqs = st.reqs[:0]
+	}
+	if cap(st.reqs) > maxPooledElems {
+		st.reqs, st.elems = nil, nil // a long batch's: not worth keeping
 	}
 	if st.decoded {
 		st.dec.Reset("")
@@ -204,7 +215,9 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) 
 		}
 	}()
 	m := &st.msg
-	st.p.ParseInto(m, msg)
+	// A batch's elements come from the pass that validates it, up to the
+	// batch limit (a longer batch is refused whole).
+	st.reqs = st.p.ParseElems(m, msg, st.reqs[:0], t.opts.MaxBatch)
 	ok = true
 	switch m.Kind {
 	case parser.KindInvalid:
@@ -286,8 +299,8 @@ func (t *Table) batch(st *state, ctx context.Context, dst []byte, m *parser.Mess
 		return appendTooLong(dst, m.Len, t.opts.MaxBatch), true
 	}
 	blocking := 0
-	for it := m.Iter(); it.Next(); {
-		st.elems = append(st.elems, element{req: it.Request()})
+	for i := range st.reqs {
+		st.elems = append(st.elems, element{req: st.reqs[i]})
 		e := &st.elems[len(st.elems)-1]
 		if e.req.Err.OK() {
 			e.m = t.lookup(st, &e.req)

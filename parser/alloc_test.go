@@ -14,6 +14,8 @@ func TestParse_allocs(t *testing.T) {
 		t.Skip("coverage instrumentation allocates")
 	}
 	var p parser.Parser
+	var m parser.Message
+	elems := make([]parser.Request, 0, 16)
 	escaped := []byte(`{"jsonrpc":"2\u002e0","\u006d\u0065thod":"su\u0062tract","params":{"a":[1,"\ud83d\ude00"]},"id":"\u00e9"}`)
 	bad := []byte(`{"jsonrpc":"2.0","method":"m","params":"x","id":1,"id":2}`)
 	for name, fn := range map[string]func(){
@@ -28,6 +30,12 @@ func TestParse_allocs(t *testing.T) {
 				if r := it.Request(); !r.Err.OK() {
 					t.Fatal(r.Err.Error())
 				}
+			}
+		},
+		"batch10-elems": func() {
+			elems = p.ParseElems(&m, benchBatch, elems[:0], 100)
+			if len(elems) != 10 || !elems[9].Err.OK() {
+				t.Fatal(len(elems))
 			}
 		},
 		"escaped": func() {

@@ -71,7 +71,28 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var p parser.Parser
+		// ParseElems must agree with Parse, and its elements with Iter's.
+		var pe parser.Parser
+		var me parser.Message
+		elems := pe.ParseElems(&me, in, []parser.Request{{}}, 1<<30)
 		m := p.Parse(in)
+		if me.Kind != m.Kind || me.Len != m.Len || me.Err != m.Err || !sameRequest(me.Request, m.Request) {
+			t.Fatalf("ParseElems %+v, Parse %+v", me, m)
+		}
+		if m.Kind != parser.KindBatch && len(elems) != 1 {
+			t.Fatalf("%d elements for a %v", len(elems), m.Kind)
+		}
+		if m.Kind == parser.KindBatch {
+			if len(elems) != m.Len+1 {
+				t.Fatalf("%d elements for a batch of %d", len(elems)-1, m.Len)
+			}
+			k := 1
+			for it := m.Iter(); it.Next(); k++ {
+				if !sameRequest(it.Request(), elems[k]) {
+					t.Fatalf("element %d: Iter %+v, ParseElems %+v", k-1, it.Request(), elems[k])
+				}
+			}
+		}
 		body := bytes.TrimPrefix(in, []byte("\xEF\xBB\xBF"))
 		depth := nesting(body)
 		stdValid := json.Valid(body) && utf8.Valid(body)
@@ -128,6 +149,13 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func sameRequest(a, b parser.Request) bool {
+	return bytes.Equal(a.Method, b.Method) && bytes.Equal(a.ID, b.ID) && bytes.Equal(a.Params, b.Params) &&
+		(a.Method == nil) == (b.Method == nil) && (a.ID == nil) == (b.ID == nil) && (a.Params == nil) == (b.Params == nil) &&
+		a.Offset == b.Offset && a.Version == b.Version && a.Notification == b.Notification &&
+		a.MethodEscaped == b.MethodEscaped && a.Err == b.Err
 }
 
 func first(b []byte) byte {

@@ -149,6 +149,47 @@ func (p *Parser) Parse(msg []byte) Message {
 // What it writes into m is valid until msg is modified or p is used again
 // and must not be modified; copy it to keep it.
 func (p *Parser) ParseInto(m *Message, msg []byte) {
+	p.parseInto(m, msg, nil)
+}
+
+// ParseElems is ParseInto that, for a batch, also appends the Requests of
+// its first limit elements to elems, in order, exactly as Iter would
+// yield them — from the pass that validates the batch, so that no element
+// is parsed twice. (m.Len still counts all elements; a limit bounds the
+// memory a huge batch of tiny elements could take.) It returns elems
+// extended; when msg is not a valid batch, elems is returned as it was
+// given.
+//
+// What it writes into m and elems is valid until msg is modified or p is
+// used again and must not be modified; copy it to keep it.
+func (p *Parser) ParseElems(m *Message, msg []byte, elems []Request, limit int) []Request {
+	n := len(elems)
+	sink := elemSink{elems: elems, room: limit}
+	p.parseInto(m, msg, &sink)
+	if m.Kind != KindBatch {
+		return sink.elems[:n]
+	}
+	return sink.elems
+}
+
+// elemSink receives the elements of a batch, up to room of them.
+type elemSink struct {
+	elems []Request
+	room  int
+}
+
+// next returns the Request to fill for the next element, or a scratch one
+// past the limit.
+func (s *elemSink) next(scratch *Request) *Request {
+	if s == nil || s.room <= 0 {
+		return scratch
+	}
+	s.room--
+	s.elems = append(s.elems, Request{})
+	return &s.elems[len(s.elems)-1]
+}
+
+func (p *Parser) parseInto(m *Message, msg []byte, elems *elemSink) {
 	p.deepAt = -1
 	i := 0
 	if bytes.HasPrefix(msg, bom) {
@@ -172,7 +213,7 @@ func (p *Parser) ParseInto(m *Message, msg []byte) {
 		}
 		return
 	case '[':
-		*m = p.parseBatch(msg, i)
+		*m = p.parseBatch(msg, i, elems)
 		return
 	}
 	end, f := p.skip(msg, i, 0)
@@ -196,8 +237,9 @@ func trailing(b []byte, i int) Error {
 	return Error{}
 }
 
-// parseBatch validates the array at b[i] and counts its elements.
-func (p *Parser) parseBatch(b []byte, i int) Message {
+// parseBatch validates the array at b[i] and counts its elements; when
+// elems is not nil, it gives them the elements.
+func (p *Parser) parseBatch(b []byte, i int, elems *elemSink) Message {
 	start := i
 	i = skipSpace(b, i+1)
 	first := i
@@ -210,11 +252,14 @@ func (p *Parser) parseBatch(b []byte, i int) Message {
 	}
 	for {
 		var f Error
+		i = skipSpace(b, i)
+		var scratch Request // an envelope no one keeps: Iter parses it again
 		if i < len(b) && b[i] == '{' {
-			var r Request // envelope discarded: Iter parses it again
-			i, f = p.parseObject(b, i, 1, &r)
+			i, f = p.parseObject(b, i, 1, elems.next(&scratch))
 		} else {
+			at := i
 			i, f = p.skip(b, i, 1)
+			*elems.next(&scratch) = Request{Offset: at, Err: fault(CodeInvalid, at, reasonNotRequest)}
 		}
 		if f.Code != 0 {
 			return Message{Err: f}

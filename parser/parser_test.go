@@ -307,3 +307,26 @@ func TestValues_andMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestParseElems: the elements of a batch come from the validating pass,
+// up to the limit; m.Len counts them all; nothing is appended for a
+// message that is not a valid batch.
+func TestParseElems(t *testing.T) {
+	var p parser.Parser
+	var m parser.Message
+	msg := []byte(` [ {"jsonrpc":"2.0","method":"a","id":1} , 7 ,{"jsonrpc":"2.0","method":"b"}, {"method":"c"} ] `)
+	keep := []parser.Request{{Offset: -5}}
+	elems := p.ParseElems(&m, msg, keep, 3)
+	if m.Kind != parser.KindBatch || m.Len != 4 || len(elems) != 4 || elems[0].Offset != -5 {
+		t.Fatalf("kind %v len %d, %d elements", m.Kind, m.Len, len(elems))
+	}
+	if string(elems[1].Method) != "a" || string(elems[1].ID) != "1" || elems[2].Err.Code != parser.CodeInvalid ||
+		string(elems[3].Method) != "b" || !elems[3].Notification {
+		t.Fatalf("%+v", elems)
+	}
+	for _, bad := range []string{`[1,`, `{"jsonrpc":"2.0","method":"a","id":1}`, `[]`, `[{"a":1},]`} {
+		if got := p.ParseElems(&m, []byte(bad), elems[:1], 10); len(got) != 1 {
+			t.Errorf("%s: %d elements appended", bad, len(got)-1)
+		}
+	}
+}
