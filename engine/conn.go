@@ -165,6 +165,9 @@ func (cs *conn) traffic() gnet.Action {
 		// for them to flush would wait forever.
 		return gnet.Close
 	case expiredRead:
+		if cs.proto == protoWS && !cs.closing {
+			out = cs.closeWS(out, ws.StatusPolicyViolation, "incomplete frame timed out")
+		}
 		cs.closing = true // slowloris: the message never completed
 		_, _ = gc.Discard(-1)
 	case expiredIdle:

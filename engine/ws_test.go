@@ -95,6 +95,11 @@ func TestWS_fragmented(t *testing.T) {
 	if want := `{"jsonrpc":"2.0","result":["` + long + `"],"id":7}`; string(got) != want {
 		t.Fatalf("got %.80s…", got)
 	}
+	// 1 MiB each way: 64-bit frame lengths.
+	big := strings.Repeat("z", 1<<20)
+	if got := wsCall(t, c, `{"jsonrpc":"2.0","method":"echo","params":["`+big+`"],"id":8}`); len(got) != len(big)+38 || !bytes.HasSuffix(got, []byte(`"],"id":8}`)) {
+		t.Fatalf("1 MiB echo: %d bytes", len(got))
+	}
 	if err := c.WriteMessage(websocket.BinaryMessage, []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -467,4 +472,16 @@ func TestWS_stop(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestWS_incompleteFrame: a frame left incomplete past the read timeout
+// is answered with close 1008 and the connection closed.
+func TestWS_incompleteFrame(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil, engine.WithTimeouts(time.Minute, 300*time.Millisecond, time.Minute))
+	c, r := rawWS(t, tcp)
+	f := frame(true, 0x1, []byte(sentinel), true)
+	if _, err := c.Write(f[:len(f)-5]); err != nil {
+		t.Fatal(err)
+	}
+	expectClose(t, r, c, 1008)
 }
