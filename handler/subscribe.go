@@ -26,6 +26,7 @@ type Subscription struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	reg    *subscriptions
+	mu     sync.Mutex // a notification is checked and queued, or the subscription ended: not both at once
 }
 
 // ID returns the subscription's id, as the client knows it.
@@ -42,7 +43,14 @@ func (s *Subscription) Conn() Conn { return s.conn }
 // encoded as AppendJSON does. After the subscription has ended it
 // returns ErrConnClosed; see Conn.Send for the other errors. A client too
 // slow to read is disconnected, which ends all of its subscriptions.
+//
+// A notification queued before an unsubscribe completed may reach the
+// client just after the unsubscribe reply, never after the reply to a
+// later request (clients drop notifications of ids they no longer hold,
+// as geth's does).
 func (s *Subscription) Notify(result any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.ctx.Err() != nil {
 		return ErrConnClosed
 	}
@@ -58,7 +66,9 @@ func (s *Subscription) end() {
 	s.reg.mu.Lock()
 	delete(s.reg.live, s.id)
 	s.reg.mu.Unlock()
+	s.mu.Lock() // wait for a notification being queued
 	s.cancel()
+	s.mu.Unlock()
 }
 
 // subscriptionParams is {"subscription":ID,"result":R}.

@@ -149,11 +149,17 @@ for (;;) {
   break;
 }
 
-// 5. Silence after the unsubscribe reply: the next message is the reply
-// to this call.
+// 5. Silence after the unsubscribe: a notification queued while the
+// unsubscribe ran may still follow its reply (at most one here, still
+// counting on), but none follows the reply to a later call.
 step = "calling after unsubscribing";
 send({ jsonrpc: "2.0", method: "echo", params: ["after"], id: 7 });
 m = await next();
+if (m && m.method === "clock_subscription") {
+  checkNote(m, 4 + late);
+  late++;
+  m = await next();
+}
 if (!isReply(m, 7) || show(m.result) !== show(["after"])) fail(`a message after the unsubscribe reply: ${show(m)}`);
 
 clearTimeout(timer);
