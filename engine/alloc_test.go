@@ -156,3 +156,38 @@ func TestWS_zeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestPush_zeroAllocs: a server message sent with Conn.Send and written
+// by the loop allocates nothing in steady state, over a stream and over
+// a WebSocket.
+func TestPush_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	msg := []byte(`{"jsonrpc":"2.0","method":"tick","params":{"n":1}}`)
+	for _, ws := range []bool{false, true} {
+		var cs *conn
+		var fc *fakeConn
+		if ws {
+			cs, fc = wsFakeConn(t)
+		} else {
+			cs, fc = newFakeConn(t)
+			cs.proto = protoStream
+			cs.pushable.Store(true)
+		}
+		step := func() {
+			fc.out = fc.out[:0]
+			if err := cs.Send(msg); err != nil {
+				t.Fatal(err)
+			}
+			cs.traffic()
+			if !bytes.Contains(fc.out, msg) || cs.queued.Load() != 0 {
+				t.Fatalf("out %q, queued %d", fc.out, cs.queued.Load())
+			}
+		}
+		step()
+		if got := testing.AllocsPerRun(500, step); got != 0 {
+			t.Errorf("websocket %v: %v allocs per pushed message, want 0", ws, got)
+		}
+	}
+}
