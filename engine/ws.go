@@ -26,7 +26,7 @@ import (
 const statusForbidden = 403
 
 // isWSUpgrade reports whether the parsed head asks for a WebSocket on the
-// engine's WebSocket path.
+// engine's WebSocket path. Event loop only.
 func (cs *conn) isWSUpgrade() bool {
 	r := &cs.req
 	if string(r.method) != "GET" || len(r.upgrade) == 0 || pathOf(r.target) != cs.e.opts.WSPath {
@@ -41,7 +41,8 @@ func (cs *conn) isWSUpgrade() bool {
 	return found
 }
 
-// originAllowed applies Options.WSOrigins to the request's Origin.
+// originAllowed applies Options.WSOrigins to the request's Origin. Event
+// loop only.
 func (cs *conn) originAllowed() bool {
 	allow := cs.e.opts.WSOrigins
 	o := cs.req.origin
@@ -66,7 +67,7 @@ func (w sliceWriter) Write(p []byte) (int, error) {
 
 // upgradeWS answers the WebSocket handshake whose head is head, switching
 // the connection to WebSocket on success; on failure the refusal is
-// appended and the connection set to close.
+// appended and the connection set to close. Event loop only.
 func (cs *conn) upgradeWS(out, head []byte) []byte {
 	if !cs.originAllowed() {
 		out = appendHeadStart(out, "HTTP/1.1 403 Forbidden\r\n", false, cs.req.minor)
@@ -91,7 +92,8 @@ func (cs *conn) upgradeWS(out, head []byte) []byte {
 // maxControl is the payload limit of control frames.
 const maxControl = 125
 
-// serveWS reads and serves the frames buffered in in.
+// serveWS reads and serves the frames buffered in in, unmasking them in
+// place, and returns the bytes consumed. Event loop only.
 func (cs *conn) serveWS(in, out []byte) ([]byte, int) {
 	e := cs.e
 	off := 0
@@ -182,7 +184,7 @@ func (cs *conn) serveWS(in, out []byte) ([]byte, int) {
 }
 
 // wsMessage serves one complete WebSocket message. bad reports that the
-// connection is closing (the text was not UTF-8).
+// connection is closing (the text was not UTF-8). Event loop only.
 func (cs *conn) wsMessage(out []byte, op ws.OpCode, msg []byte) (o []byte, bad bool) {
 	if op == ws.OpText && !utf8.Valid(msg) {
 		return cs.closeWS(out, ws.StatusInvalidFramePayloadData, "text message is not valid UTF-8"), true
@@ -204,7 +206,7 @@ func (cs *conn) wsMessage(out []byte, op ws.OpCode, msg []byte) (o []byte, bad b
 }
 
 // closeWS sends a close frame and sets the connection to close once it
-// is flushed; further input is dropped.
+// is flushed; further input is dropped. Event loop only.
 func (cs *conn) closeWS(out []byte, code ws.StatusCode, reason string) []byte {
 	var p [maxControl]byte
 	if len(reason) > maxControl-2 {

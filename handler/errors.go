@@ -138,3 +138,24 @@ var (
 	// cannot decode or encode.
 	ErrBadType = errors.New("jetrpc: unsupported type")
 )
+
+// Errors of Conn.Send.
+var (
+	// ErrPushUnsupported: the transport cannot carry server messages.
+	ErrPushUnsupported = errors.New("jetrpc: server messages need a WebSocket or stream connection, not HTTP")
+	// ErrConnClosed: the connection is closed or closing.
+	ErrConnClosed = errors.New("jetrpc: connection closed")
+	// ErrSlowConsumer: the client left too much unread; it is disconnected.
+	ErrSlowConsumer = errors.New("jetrpc: client too slow to read its messages; disconnected")
+)
+
+// Wire errors of the subscription methods (RegisterSubscription).
+var (
+	// ErrNotificationsUnsupported answers a subscribe request that came
+	// over a transport without server push (HTTP). Its code and message
+	// are geth's.
+	ErrNotificationsUnsupported = NewError(CodeMethodNotFound, "notifications not supported")
+	// ErrSubscriptionNotFound answers an unsubscribe request for an id
+	// that this connection does not hold.
+	ErrSubscriptionNotFound = NewError(-32000, "subscription not found")
+)

@@ -39,16 +39,6 @@ type Conn interface {
 	Context() context.Context
 }
 
-// Errors of Conn.Send.
-var (
-	// ErrPushUnsupported: the transport cannot carry server messages.
-	ErrPushUnsupported = errors.New("jetrpc: server messages need a WebSocket or stream connection, not HTTP")
-	// ErrConnClosed: the connection is closed or closing.
-	ErrConnClosed = errors.New("jetrpc: connection closed")
-	// ErrSlowConsumer: the client left too much unread; it is disconnected.
-	ErrSlowConsumer = errors.New("jetrpc: client too slow to read its messages; disconnected")
-)
-
 type connKey struct{}
 
 // ContextWithConn returns a context carrying c, for ConnFrom. Servers call

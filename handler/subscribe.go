@@ -95,15 +95,6 @@ type subscriptions struct {
 	live map[string]*Subscription
 }
 
-// ErrNotificationsUnsupported answers a subscribe request that came over
-// a transport without server push (HTTP). Its code and message are
-// geth's.
-var ErrNotificationsUnsupported = NewError(CodeMethodNotFound, "notifications not supported")
-
-// ErrSubscriptionNotFound answers an unsubscribe request for an id that
-// this connection does not hold.
-var ErrSubscriptionNotFound = NewError(-32000, "subscription not found")
-
 // RegisterSubscription registers <ns>_subscribe and <ns>_unsubscribe.
 //
 // A <ns>_subscribe request with params P creates a Subscription and
