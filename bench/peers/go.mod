@@ -8,6 +8,7 @@ require (
 	github.com/bytedance/sonic v1.15.5
 	github.com/creachadair/jrpc2 v1.3.6
 	github.com/ethereum/go-ethereum v1.17.10
+	github.com/gorilla/websocket v1.5.3
 	github.com/jetrpc/jetrpc v0.0.0
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/sourcegraph/jsonrpc2 v0.2.3
@@ -32,7 +33,6 @@ require (
 	github.com/go-ole/go-ole v1.3.0 // indirect
 	github.com/gobwas/httphead v0.1.0 // indirect
 	github.com/gobwas/ws v1.5.0 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/holiman/uint256 v1.3.2 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect

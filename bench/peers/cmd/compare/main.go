@@ -63,7 +63,7 @@ func servers() []*server {
 			args: func(h, t string) []string { return []string{"-http", h, "-tcp", t} }},
 		{name: "jrpc2", pkg: "./cmd/jrpc2", http: true, tcp: true, batch: true, check: true,
 			args: func(h, t string) []string { return []string{"-http", h, "-tcp", t} }},
-		{name: "sourcegraph/jsonrpc2", pkg: "./cmd/sourcegraph", tcp: true, check: true,
+		{name: "sourcegraph/jsonrpc2", pkg: "./cmd/sourcegraph", tcp: true, ws: true, wsFlag: "-ws", check: true,
 			note: "no batches",
 			args: func(_, t string) []string { return []string{"-tcp", t} }},
 	}

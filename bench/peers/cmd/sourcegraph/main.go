@@ -1,5 +1,7 @@
 // Command sourcegraph serves add, echo and sleep with
-// sourcegraph/jsonrpc2 over TCP (plain JSON values). It has no batches.
+// sourcegraph/jsonrpc2 over TCP (plain JSON values) and, with -ws, over
+// WebSocket (its websocket package, on gorilla/websocket). It has no
+// batches.
 package main
 
 import (
@@ -8,9 +10,12 @@ import (
 	"flag"
 	"log"
 	"net"
+	"net/http"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
+	jsonrpc2ws "github.com/sourcegraph/jsonrpc2/websocket"
 )
 
 func handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
@@ -40,7 +45,21 @@ func handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, er
 
 func main() {
 	addr := flag.String("tcp", "127.0.0.1:9004", "TCP address")
+	wsAddr := flag.String("ws", "", "WebSocket address")
 	flag.Parse()
+	if *wsAddr != "" {
+		up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+		go func() {
+			log.Fatal(http.ListenAndServe(*wsAddr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				c, err := up.Upgrade(w, r, nil)
+				if err != nil {
+					return
+				}
+				conn := jsonrpc2.NewConn(r.Context(), jsonrpc2ws.NewObjectStream(c), jsonrpc2.HandlerWithError(handle))
+				<-conn.DisconnectNotify()
+			})))
+		}()
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
