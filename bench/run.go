@@ -469,6 +469,10 @@ func (w *worker) checkHTTP(resp *httpResponse) {
 func (w *worker) checkStream(msg []byte) {
 	if w.r.cfg.NoCheck {
 		// One reply message per request, in order.
+		if w.n == 0 {
+			w.fail(ErrUnexpectedReply, true) // a message no request asked for
+			return
+		}
 		w.oldest().got = w.oldest().holes
 		w.finish()
 		return

@@ -94,6 +94,7 @@ type conn struct {
 	pushable   atomic.Bool   // a stream or a WebSocket: Send works
 	isWS       atomic.Bool   // a WebSocket
 	kill       atomic.Bool   // a pusher overflowed the queue: close now
+	shut       atomic.Bool   // no more server messages: a WebSocket close frame has gone out
 	pingSent   atomic.Bool   // a WebSocket ping is unanswered
 	lastInput  atomic.Int64  // last input (engine clock)
 	waking     atomic.Bool
@@ -146,7 +147,10 @@ func (cs *conn) traffic() gnet.Action {
 	now := e.now.Load()
 	out := ls.out[:0]
 	if cs.kill.Load() {
-		return gnet.Close // a client that does not read its pushed messages
+		// A client that does not read its pushed messages (logged here, on
+		// the loop, where the connection's address is safe to read).
+		e.opts.Logger.Warn("jetrpc: client too slow to read its server messages: disconnected", "remote", cs.remote())
+		return gnet.Close
 	}
 	if cs.waking.Load() || cs.queued.Load() > 0 {
 		out = cs.drain(out)
@@ -158,8 +162,10 @@ func (cs *conn) traffic() gnet.Action {
 	}
 	switch cs.expired(now) {
 	case expiredPing:
-		out = appendWSFrame(out, ws.OpPing, nil)
-		cs.pingSent.Store(true)
+		if !cs.closing { // nothing follows a close frame
+			out = appendWSFrame(out, ws.OpPing, nil)
+			cs.pingSent.Store(true)
+		}
 	case expiredWrite:
 		// The client has not read its replies for WriteTimeout: waiting
 		// for them to flush would wait forever.
@@ -327,6 +333,11 @@ func (cs *conn) serveStream(in, out []byte) ([]byte, int) {
 		}
 		if len(out) > mark {
 			out = append(out, '\n')
+		}
+		if cs.queued.Load() > 0 {
+			// Server messages queued while this one ran go before the
+			// replies to later messages.
+			out = cs.drainPushes(out)
 		}
 	}
 	return out, off

@@ -345,6 +345,11 @@ func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	e.conns[cs] = struct{}{}
 	e.mu.Unlock()
 	gc.SetContext(cs)
+	if e.draining.Load() {
+		// Accepted while Stop ran, after it listed the connections to
+		// wake: close it now rather than leave it to the idle timeout.
+		return nil, gnet.Close
+	}
 	return nil, gnet.None
 }
 

@@ -13,6 +13,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/gobwas/ws"
 	"github.com/jetrpc/jetrpc/handler"
@@ -56,7 +57,7 @@ func (cs *conn) Send(msg []byte) error {
 	p.barrier = cs.submitted.Load()
 	cs.mu.Lock()
 	switch {
-	case cs.dead || cs.kill.Load():
+	case cs.dead || cs.kill.Load() || cs.shut.Load():
 		cs.mu.Unlock()
 		p.release()
 		return handler.ErrConnClosed
@@ -64,8 +65,7 @@ func (cs *conn) Send(msg []byte) error {
 		cs.kill.Store(true)
 		cs.mu.Unlock()
 		p.release()
-		cs.e.opts.Logger.Warn("jetrpc: client too slow to read its server messages: disconnected", "remote", cs.remote())
-		cs.wake()
+		cs.wake() // the loop closes the connection
 		return handler.ErrSlowConsumer
 	}
 	if cs.pushTail == nil {
@@ -87,7 +87,7 @@ func (cs *conn) wake() {
 	}
 }
 
-// remote is the client's address, for logs.
+// remote is the client's address, for logs. Event loop only.
 func (cs *conn) remote() string {
 	if a := cs.gc.RemoteAddr(); a != nil {
 		return a.String()
@@ -112,7 +112,11 @@ func (cs *conn) drainPushes(out []byte) []byte {
 			break
 		}
 		if cs.proto == protoWS {
-			out = appendWSFrame(out, ws.OpText, p.buf.B)
+			op := ws.OpText
+			if !utf8.Valid(p.buf.B) {
+				op = ws.OpBinary // a text frame must be UTF-8
+			}
+			out = appendWSFrame(out, op, p.buf.B)
 		} else {
 			out = append(out, p.buf.B...)
 			out = append(out, '\n')

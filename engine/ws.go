@@ -112,6 +112,10 @@ func (cs *conn) serveWS(in, out []byte) ([]byte, int) {
 			out = cs.closeWS(out, ws.StatusProtocolError, err.Error())
 			return out, len(in)
 		}
+		if h.Length == math.MaxInt64 {
+			out = cs.closeWS(out, ws.StatusProtocolError, "frame length with the most significant bit set")
+			return out, len(in)
+		}
 		if h.OpCode.IsData() || h.OpCode == ws.OpContinuation {
 			have := 0
 			if cs.wsFrag != nil {
@@ -202,6 +206,11 @@ func (cs *conn) wsMessage(out []byte, op ws.OpCode, msg []byte) (o []byte, bad b
 	if len(body) > 0 {
 		out = appendWSFrame(out, op, body)
 	}
+	if cs.queued.Load() > 0 {
+		// Server messages queued while this one ran go before the replies
+		// to later messages.
+		out = cs.drainPushes(out)
+	}
 	return out, false
 }
 
@@ -216,6 +225,8 @@ func (cs *conn) closeWS(out []byte, code ws.StatusCode, reason string) []byte {
 	n := 2 + copy(p[2:], reason)
 	out = appendWSFrame(out, ws.OpClose, p[:n])
 	cs.closing = true
+	cs.shut.Store(true) // Send now fails
+	cs.cancel()         // and the connection's subscriptions end
 	return out
 }
 
