@@ -43,7 +43,11 @@
 // keeps up (unsent output under MaxPendingOutput) and queued otherwise; a
 // client whose queue passes MaxPushQueue bytes is disconnected (Send
 // returns handler.ErrSlowConsumer), so that memory stays bounded. The
-// connection's context is done when it closes, ending its subscriptions.
+// connection's context is done when it closes, or when a WebSocket's close
+// frame has gone out, ending its subscriptions; Send then returns
+// handler.ErrConnClosed. A server message queued while a request runs is
+// written before the replies to the requests after it. A message that is
+// not UTF-8 goes out over a WebSocket as a binary frame.
 //
 // # Terminology
 //
