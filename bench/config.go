@@ -75,8 +75,9 @@ type Config struct {
 // target is a parsed Config.Target.
 type target struct {
 	http    bool
-	ws      bool   // WebSocket: a handshake, then one message per frame
-	network string // tcp or unix
+	ws      bool     // WebSocket: a handshake, then one message per frame
+	wsURL   *url.URL // WebSocket: the target
+	network string   // tcp or unix
 	address string
 	host    string // Host header
 	path    string // request target
@@ -97,8 +98,11 @@ func parseTarget(s string) (target, error) {
 		if u.Port() == "" {
 			addr += ":80"
 		}
-		ws := u.Scheme == "ws"
-		return target{http: !ws, ws: ws, network: "tcp", address: addr, host: u.Host, path: path}, nil
+		t := target{http: u.Scheme == "http", network: "tcp", address: addr, host: u.Host, path: path}
+		if u.Scheme == "ws" {
+			t.ws, t.wsURL = true, u
+		}
+		return t, nil
 	case strings.HasPrefix(s, "tcp://"):
 		return target{network: "tcp", address: strings.TrimPrefix(s, "tcp://")}, nil
 	case strings.HasPrefix(s, "unix://"):

@@ -96,7 +96,7 @@ type conn struct {
 	kill       atomic.Bool   // a pusher overflowed the queue: close now
 	shut       atomic.Bool   // no more server messages: a WebSocket close frame has gone out
 	pingSent   atomic.Bool   // a WebSocket ping is unanswered
-	lastInput  atomic.Int64  // last input (engine clock)
+	lastInput  atomic.Int64  // last input of a WebSocket (engine clock)
 	waking     atomic.Bool
 	waiting    bool         // in Engine.waiters: wants a Wake from the ticker; event loop only
 	lastActive atomic.Int64 // last input or reply (engine clock)
@@ -157,8 +157,12 @@ func (cs *conn) traffic() gnet.Action {
 	}
 	if gc.InboundBuffered() > 0 {
 		cs.lastActive.Store(now)
-		cs.lastInput.Store(now)
-		cs.pingSent.Store(false)
+		if cs.proto == protoWS { // only a WebSocket counts idleness from input alone
+			cs.lastInput.Store(now)
+			if cs.pingSent.Load() {
+				cs.pingSent.Store(false)
+			}
+		}
 	}
 	switch cs.expired(now) {
 	case expiredPing:

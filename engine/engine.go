@@ -359,7 +359,6 @@ func (e *Engine) newConn(gc gnet.Conn, ls *loopState) *conn {
 	cs.ctx, cs.cancel = context.WithCancel(e.baseCtx)
 	cs.ctx = handler.ContextWithConn(cs.ctx, cs)
 	cs.lastActive.Store(e.now.Load())
-	cs.lastInput.Store(e.now.Load())
 	return cs
 }
 

@@ -14,6 +14,7 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math"
 	"unicode/utf8"
@@ -84,6 +85,7 @@ func (cs *conn) upgradeWS(out, head []byte) []byte {
 		return out
 	}
 	cs.proto = protoWS
+	cs.lastInput.Store(cs.e.now.Load())
 	cs.isWS.Store(true)
 	cs.pushable.Store(true)
 	return out
@@ -99,10 +101,14 @@ func (cs *conn) serveWS(in, out []byte) ([]byte, int) {
 	off := 0
 	for off < len(in) && cs.canRun() {
 		b := in[off:]
-		h, hl, ok := readWSHeader(b)
-		if !ok {
+		h, hl, err := readWSHeader(b)
+		if err == errWSIncomplete {
 			cs.markPartial()
 			return out, off
+		}
+		if err != nil { // a 64-bit length with its most significant bit set
+			out = cs.closeWS(out, ws.StatusProtocolError, err.Error())
+			return out, len(in)
 		}
 		state := ws.StateServerSide
 		if cs.wsFragOp != 0 {
@@ -110,10 +116,6 @@ func (cs *conn) serveWS(in, out []byte) ([]byte, int) {
 		}
 		if err := ws.CheckHeader(h, state); err != nil {
 			out = cs.closeWS(out, ws.StatusProtocolError, err.Error())
-			return out, len(in)
-		}
-		if h.Length == math.MaxInt64 {
-			out = cs.closeWS(out, ws.StatusProtocolError, "frame length with the most significant bit set")
 			return out, len(in)
 		}
 		if h.OpCode.IsData() || h.OpCode == ws.OpContinuation {
@@ -230,11 +232,16 @@ func (cs *conn) closeWS(out []byte, code ws.StatusCode, reason string) []byte {
 	return out
 }
 
-// readWSHeader parses a frame header at the start of b. ok is false when
-// b does not hold all of it yet.
-func readWSHeader(b []byte) (h ws.Header, n int, ok bool) {
+// errWSIncomplete: the buffer does not hold a whole frame header yet.
+var errWSIncomplete = errors.New("jetrpc: incomplete frame header")
+
+// readWSHeader parses a frame header at the start of b and returns its
+// length n. The error is errWSIncomplete when b does not hold all of it
+// yet, and ws.ErrHeaderLengthMSB for a 64-bit length with its most
+// significant bit set (as gobwas/ws's ReadHeader says).
+func readWSHeader(b []byte) (h ws.Header, n int, err error) {
 	if len(b) < 2 {
-		return h, 0, false
+		return h, 0, errWSIncomplete
 	}
 	h.Fin = b[0]&0x80 != 0
 	h.Rsv = (b[0] & 0x70) >> 4
@@ -244,17 +251,17 @@ func readWSHeader(b []byte) (h ws.Header, n int, ok bool) {
 	switch l := b[1] & 0x7f; l {
 	case 126:
 		if len(b) < 4 {
-			return h, 0, false
+			return h, 0, errWSIncomplete
 		}
 		h.Length = int64(binary.BigEndian.Uint16(b[2:4]))
 		n = 4
 	case 127:
 		if len(b) < 10 {
-			return h, 0, false
+			return h, 0, errWSIncomplete
 		}
 		v := binary.BigEndian.Uint64(b[2:10])
 		if v > math.MaxInt64 {
-			v = math.MaxInt64 // the MSB must be 0: refused by the size check
+			return h, 0, ws.ErrHeaderLengthMSB
 		}
 		h.Length = int64(v)
 		n = 10
@@ -263,12 +270,12 @@ func readWSHeader(b []byte) (h ws.Header, n int, ok bool) {
 	}
 	if h.Masked {
 		if len(b) < n+4 {
-			return h, 0, false
+			return h, 0, errWSIncomplete
 		}
 		copy(h.Mask[:], b[n:n+4])
 		n += 4
 	}
-	return h, n, true
+	return h, n, nil
 }
 
 // appendWSFrame appends an unmasked final frame.

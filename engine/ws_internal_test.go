@@ -50,8 +50,8 @@ func wsFakeConn(t testing.TB) (*conn, *fakeConn) {
 // serverFrames splits server output into frames, checking each header.
 func serverFrames(t testing.TB, out []byte) (ops []ws.OpCode, payloads [][]byte) {
 	for len(out) > 0 {
-		h, n, ok := readWSHeader(out)
-		if !ok || h.Masked || !h.Fin || h.Rsv != 0 || len(out) < n+int(h.Length) {
+		h, n, err := readWSHeader(out)
+		if err != nil || h.Masked || !h.Fin || h.Rsv != 0 || len(out) < n+int(h.Length) {
 			t.Fatalf("bad server frame at %q", out)
 		}
 		ops = append(ops, h.OpCode)
@@ -98,19 +98,22 @@ func FuzzWSFrames(f *testing.F) {
 	f.Add(clientFrame(true, ws.OpText, []byte("\xff")), 2)
 	f.Fuzz(func(t *testing.T, data []byte, split int) {
 		// Differential: the header parser against gobwas/ws.
-		if h, n, ok := readWSHeader(data); ok {
-			g, err := ws.ReadHeader(bytes.NewReader(data[:n]))
-			if err != nil {
-				if !errors.Is(err, ws.ErrHeaderLengthMSB) {
-					t.Fatalf("gobwas: %v on a header we read as %+v", err, h)
-				}
-			} else if g != h {
-				t.Fatalf("header %+v, gobwas %+v", h, g)
+		switch h, n, err := readWSHeader(data); err {
+		case nil:
+			if g, gerr := ws.ReadHeader(bytes.NewReader(data[:n])); gerr != nil || g != h {
+				t.Fatalf("header %+v, gobwas %+v %v", h, g, gerr)
 			}
-		} else if len(data) >= 14 {
-			t.Fatalf("a 14-byte prefix not read as a header: %x", data[:14])
-		} else if _, err := ws.ReadHeader(bytes.NewReader(data)); err == nil {
-			t.Fatalf("gobwas read a header we call incomplete: %x", data)
+		case ws.ErrHeaderLengthMSB:
+			if _, gerr := ws.ReadHeader(bytes.NewReader(data)); !errors.Is(gerr, ws.ErrHeaderLengthMSB) {
+				t.Fatalf("MSB set for us, gobwas says %v", gerr)
+			}
+		default:
+			if len(data) >= 14 {
+				t.Fatalf("a 14-byte prefix not read as a header: %x", data[:14])
+			}
+			if _, gerr := ws.ReadHeader(bytes.NewReader(data)); gerr == nil {
+				t.Fatalf("gobwas read a header we call incomplete: %x", data)
+			}
 		}
 
 		cs, fc := wsFakeConn(t)

@@ -624,8 +624,7 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.body = '`+body+`'
 `), 0o644)
 		out, _ := exec.Command("taskset", "-c", "1", path, "-t1", "-c64", "-d"+secs, "-s", script, url).Output()
-		v, err := strconv.ParseFloat(grab(string(out), "Requests/sec:"), 64)
-		return v, err == nil
+		return grab(string(out), "Requests/sec:")
 	case "hey":
 		path, err := exec.LookPath("hey")
 		if err != nil {
@@ -635,21 +634,21 @@ wrk.body = '`+body+`'
 			}
 		}
 		out, _ := exec.Command("taskset", "-c", "1", path, "-z", secs, "-c", "64", "-m", "POST", "-T", "application/json", "-d", body, url).Output()
-		v, err := strconv.ParseFloat(grab(string(out), "Requests/sec:"), 64)
-		return v, err == nil
+		return grab(string(out), "Requests/sec:")
 	}
 	return 0, false
 }
 
-func grab(out, key string) string {
+// grab returns the number after key in a tool's output.
+func grab(out, key string) (float64, bool) {
 	for _, l := range strings.Split(out, "\n") {
 		if _, v, ok := strings.Cut(l, key); ok {
 			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-				return fmt.Sprintf("%.0f", f)
+				return f, true
 			}
 		}
 	}
-	return "?"
+	return 0, false
 }
 
 func raiseFileLimit() {
