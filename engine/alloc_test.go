@@ -35,11 +35,11 @@ func TestServe_zeroAllocs(t *testing.T) {
 		{"http pipelined x3", strings.Repeat(httpReq(add), 3), `{"jsonrpc":"2.0","result":42,"id":1}`},
 		{"http batch10", httpReq(batch), `"result":42`},
 		{"http notification", httpReq(`{"jsonrpc":"2.0","method":"update"}`), "204 No Content"},
-		{"http chunked", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + itoaHex(len(add)) + "\r\n" + add + "\r\n0\r\n\r\n", `"result":42`},
+		{"http chunked", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + itoaHex(len(add)) + "\r\n" + add + "\r\n0\r\n\r\n", `"result":42`},
 		{"stream single", add + "\n", `{"jsonrpc":"2.0","result":42,"id":1}` + "\n"},
 		{"stream x3", strings.Repeat(add+"\n", 3), `{"jsonrpc":"2.0","result":42,"id":1}` + "\n"},
 		{"stream batch10", batch + "\n", `"result":42`},
-		{"health", "GET /health HTTP/1.1\r\n\r\n", `{"status":"ok"}`},
+		{"health", "GET /health HTTP/1.1\r\nHost: x\r\n\r\n", `{"status":"ok"}`},
 	}
 	for _, c := range cases {
 		cs, fc := newFakeConn(t)
@@ -89,7 +89,7 @@ func TestOffload_zeroAllocs(t *testing.T) {
 	defer cs.e.workers.Close()
 	for _, in := range []string{
 		`{"jsonrpc":"2.0","method":"slowadd","params":[0,0],"id":1}` + "\n",
-		"POST / HTTP/1.1\r\nContent-Length: 58\r\n\r\n" + `{"jsonrpc":"2.0","method":"slowadd","params":[0,0],"id":1}`,
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 58\r\n\r\n" + `{"jsonrpc":"2.0","method":"slowadd","params":[0,0],"id":1}`,
 	} {
 		cs.proto, cs.phase = protoUnknown, phaseHead
 		in := []byte(in)

@@ -101,7 +101,8 @@ type conn struct {
 	waiting    bool         // in Engine.waiters: wants a Wake from the ticker; event loop only
 	lastActive atomic.Int64 // last input or reply (engine clock)
 	partial    atomic.Int64 // since when a message has been incomplete, or 0
-	stalled    atomic.Int64 // since when output has been waiting, or 0
+	stalled    atomic.Int64 // since when output has been waiting without progress, or 0
+	lastOut    int          // unsent output at the last check; event loop only
 }
 
 // Timeouts, as expired reports them.
@@ -155,6 +156,7 @@ func (cs *conn) traffic() gnet.Action {
 	if cs.waking.Load() || cs.queued.Load() > 0 {
 		out = cs.drain(out)
 	}
+	cs.trackOutput(now) // before the write timeout is judged
 	if gc.InboundBuffered() > 0 {
 		cs.lastActive.Store(now)
 		if cs.proto == protoWS { // only a WebSocket counts idleness from input alone
@@ -204,13 +206,7 @@ func (cs *conn) traffic() gnet.Action {
 		ls.out = nil
 	}
 
-	pending := gc.OutboundBuffered()
-	switch {
-	case pending == 0:
-		cs.stalled.Store(0)
-	case cs.stalled.Load() == 0:
-		cs.stalled.Store(now)
-	}
+	pending := cs.trackOutput(now)
 	if e.draining.Load() && cs.inflight == 0 && cs.partial.Load() == 0 {
 		cs.closing = true
 	}
@@ -223,13 +219,32 @@ func (cs *conn) traffic() gnet.Action {
 		return gnet.None
 	}
 	// Back-pressure: a client that does not read its replies is not read
-	// either; one that goes on sending regardless is closed.
+	// either. Input is not read either while the connection's work is at
+	// its limit (MaxInFlight, or an HTTP request on a worker). gnet goes
+	// on buffering what arrives, so a client that keeps sending past one
+	// message and one head is closed: memory stays bounded.
 	cs.paused = pending > e.opts.MaxPendingOutput
-	if cs.paused && gc.InboundBuffered() > e.opts.MaxMessageSize+e.opts.MaxHeaderSize {
+	if (cs.paused || !cs.canRun()) && gc.InboundBuffered() > e.opts.MaxMessageSize+e.opts.MaxHeaderSize {
+		e.opts.Logger.Warn("jetrpc: client sent too much while its connection was held back: disconnected", "remote", cs.remote())
 		return gnet.Close
 	}
 	cs.setWaiting(cs.paused || cs.queued.Load() > 0)
 	return gnet.None
+}
+
+// trackOutput notes the unsent output and returns it. The write timeout
+// counts from the last time the output shrank: a client that reads
+// slowly but steadily is not cut off. Event loop only.
+func (cs *conn) trackOutput(now int64) int {
+	pending := cs.gc.OutboundBuffered()
+	switch {
+	case pending == 0:
+		cs.stalled.Store(0)
+	case cs.stalled.Load() == 0 || pending < cs.lastOut:
+		cs.stalled.Store(now)
+	}
+	cs.lastOut = pending
+	return pending
 }
 
 // setWaiting adds the connection to, or removes it from, the set the
@@ -257,6 +272,9 @@ func (cs *conn) serve(out []byte) []byte {
 	gc := cs.gc
 	if cs.need > 0 && gc.InboundBuffered() < cs.need {
 		return out // a known-size body is still arriving: not worth a Peek
+	}
+	if cs.proto != protoWS && !cs.canRun() {
+		return out // no message may start: leave the input in gnet's buffer (no Peek copy)
 	}
 	in, _ := gc.Peek(-1)
 	if len(in) == 0 {

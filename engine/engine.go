@@ -170,8 +170,8 @@ func (e *Engine) listen(addr string) (net.Listener, error) {
 		network, address = "tcp6", strings.TrimPrefix(addr, "tcp6://")
 	case strings.HasPrefix(addr, "unix://"):
 		network, address = "unix", strings.TrimPrefix(addr, "unix://")
-		if fi, err := os.Stat(address); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			_ = os.Remove(address) // a stale socket from an earlier run
+		if fi, err := os.Stat(address); err == nil && fi.Mode()&os.ModeSocket != 0 && staleSocket(address) {
+			_ = os.Remove(address) // left by an earlier run: nobody listens on it
 		}
 	case strings.Contains(addr, "://"):
 		return nil, fmt.Errorf("jetrpc: unsupported address %q (use tcp:// or unix://)", addr)
@@ -185,6 +185,18 @@ func (e *Engine) listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("jetrpc: listen %s: %w", addr, err)
 	}
 	return ln, nil
+}
+
+// staleSocket reports whether the Unix socket at path has no listener:
+// a connection to it is refused. A live socket is left alone, and Listen
+// then fails with "address already in use".
+func staleSocket(path string) bool {
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		_ = c.Close()
+		return false
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
 func (e *Engine) closeListeners() {
@@ -267,7 +279,14 @@ func (e *Engine) Stop(ctx context.Context) error {
 	close(e.tickDone)
 	_ = e.cli.Stop()
 	if e.ownPool {
-		e.workers.Close()
+		if err == nil {
+			e.workers.Close()
+		} else {
+			// ctx has ended: handlers that ignore their cancelled
+			// context must not hold Stop; the pool closes when they
+			// return.
+			go e.workers.Close()
+		}
 	}
 	e.mu.Lock()
 	e.state = stateStopped

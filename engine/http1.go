@@ -129,6 +129,7 @@ func parseLines(b []byte, r *httpReq) int {
 	}
 	r.keepAlive = r.minor == 1
 	var sawClose, sawKeepAlive, sawTE, sawCL bool
+	hosts := 0
 	i = eol + 2
 	for i < len(b) {
 		eol = i + bytes.IndexByte(b[i:], '\n') - 1
@@ -175,9 +176,11 @@ func parseLines(b []byte, r *httpReq) int {
 			})
 		case equalFold(name, "content-type"):
 			r.contentType = value
+		case equalFold(name, "host"):
+			hosts++
 		case equalFold(name, "expect"):
-			if equalFold(value, "100-continue") {
-				r.expect100 = true
+			if equalFold(value, "100-continue") && r.minor == 1 {
+				r.expect100 = true // an HTTP/1.0 client's expectation is ignored (RFC 9110 10.1.1)
 			}
 		case equalFold(name, "upgrade"):
 			r.upgrade = value
@@ -191,6 +194,9 @@ func parseLines(b []byte, r *httpReq) int {
 	}
 	if sawTE && (sawCL || r.minor == 0) {
 		return statusBadRequest // RFC 9112 6.1: smuggling; 1.0 has no chunked
+	}
+	if hosts > 1 || hosts == 0 && r.minor == 1 {
+		return statusBadRequest // RFC 9112 3.2: exactly one Host (1.0 may omit it)
 	}
 	switch {
 	case sawClose:

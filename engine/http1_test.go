@@ -19,14 +19,14 @@ var httpSeeds = []string{
 	"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nTrailer: x\r\n\r\n",
 	"GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
 	"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
-	"\r\nPOST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
-	"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
-	"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-	"POST / HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
+	"\r\nPOST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+	"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+	"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+	"POST / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n",
 	"POST / HTTP/1.1\nHost: x\n\n",
 	"POST / HTTP/2.0\r\n\r\n",
-	"POST /%zz HTTP/1.1\r\n\r\n",
-	"GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+	"POST /%zz HTTP/1.1\r\nHost: x\r\n\r\n",
+	"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
 }
 
 func TestParseHead(t *testing.T) {
@@ -50,13 +50,13 @@ func TestParseHead(t *testing.T) {
 		{httpSeeds[8], statusBadRequest, "", 0, false, false},
 		{httpSeeds[9], statusBadRequest, "", 0, false, false},
 		{httpSeeds[10], statusVersionNotSupported, "", 0, false, false},
-		{"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", statusNotImplemented, "", 0, false, false},
-		{"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", statusBadRequest, "", 0, false, false},
-		{"POST / HTTP/1.1\r\nContent-Length: 1 2\r\n\r\n", statusBadRequest, "", 0, false, false},
+		{"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", statusNotImplemented, "", 0, false, false},
+		{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", statusBadRequest, "", 0, false, false},
+		{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1 2\r\n\r\n", statusBadRequest, "", 0, false, false},
 		{"POST / HTTP/1.1\r\nHost : x\r\n\r\n", statusBadRequest, "", 0, false, false},
-		{"POST / HTTP/1.1\r\nX: a\x00b\r\n\r\n", statusBadRequest, "", 0, false, false},
-		{"POST  / HTTP/1.1\r\n\r\n", statusBadRequest, "", 0, false, false},
-		{"POST / HTTP/1.1\r\nX: " + strings.Repeat("a", 9000) + "\r\n\r\n", statusHeaderTooLarge, "", 0, false, false},
+		{"POST / HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n", statusBadRequest, "", 0, false, false},
+		{"POST  / HTTP/1.1\r\nHost: x\r\n\r\n", statusBadRequest, "", 0, false, false},
+		{"POST / HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("a", 9000) + "\r\n\r\n", statusHeaderTooLarge, "", 0, false, false},
 		{"POST / HTTP/1.1\r\nHost: x\r\n", 0, "", 0, false, false},
 	}
 	for _, c := range cases {
@@ -209,6 +209,9 @@ func stricter(data []byte) bool {
 	switch {
 	case bytes.Count(lower, []byte("content-length:")) > 1:
 		return true
+	case bytes.Count(lower, []byte("\nhost:")) > 1 ||
+		bytes.Count(lower, []byte("\nhost:")) == 0 && bytes.Contains(lower, []byte("http/1.1")):
+		return true // net/http's server checks Host, ReadRequest does not
 	case bytes.Contains(lower, []byte("transfer-encoding:")) &&
 		(bytes.Contains(lower, []byte("content-length:")) || bytes.Contains(lower, []byte("http/1.0"))):
 		return true

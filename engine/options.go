@@ -22,7 +22,10 @@ const (
 	// process's file descriptor limit allows).
 	DefaultMaxConns = 100_000
 	// DefaultMaxInFlight bounds the messages of one connection running on
-	// workers at once; more are left unread until some finish.
+	// workers at once; more are left unread until some finish (an HTTP
+	// connection reads no further while one request is on a worker). A
+	// client that meanwhile sends more than MaxMessageSize+MaxHeaderSize
+	// is closed, so that unread input stays bounded.
 	DefaultMaxInFlight = 128
 	// DefaultMaxPendingOutput bounds the reply bytes a connection may
 	// leave unsent; past it the connection is not read until the client
@@ -33,8 +36,9 @@ const (
 	// DefaultReadTimeout closes a connection whose message has been
 	// incomplete that long (slowloris).
 	DefaultReadTimeout = 30 * time.Second
-	// DefaultWriteTimeout closes a connection whose replies have been
-	// waiting for the client to read that long.
+	// DefaultWriteTimeout closes a connection whose unsent replies have
+	// not shrunk for that long: the client stopped reading. A client that
+	// reads slowly but steadily is not cut off.
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultWSPath is the path where HTTP GET with Upgrade: websocket
 	// switches a connection to WebSocket.

@@ -135,21 +135,8 @@ const (
 // inlineOnly it behaves as DispatchInline, otherwise as Dispatch, and it
 // tells the caller whether the message was malformed JSON.
 func (t *Table) Serve(ctx context.Context, dst, msg []byte, inlineOnly bool) ([]byte, Outcome) {
-	start := len(dst)
-	out, ok := t.dispatch(ctx, dst, msg, inlineOnly)
-	switch {
-	case !ok:
-		return out, Deferred
-	case len(out) > start+len(parseErrorPrefix) && string(out[start:start+len(parseErrorPrefix)]) == parseErrorPrefix:
-		return out, Malformed
-	}
-	return out, Replied
+	return t.dispatch(ctx, dst, msg, inlineOnly)
 }
-
-// parseErrorPrefix starts the reply to a message that is not JSON (and
-// no other reply: a batch reply starts with '[', others with a result or
-// another code).
-const parseErrorPrefix = `{"jsonrpc":"2.0","error":{"code":-32700,`
 
 // AppendBusy answers msg without running it, as when no worker can take
 // it: -32000 "Server busy" for each request that wants a reply (an array
@@ -199,10 +186,13 @@ func busyOrFault(dst []byte, r *parser.Request) []byte {
 // returns true. Otherwise it runs nothing, returns dst unchanged and
 // false, and the caller hands msg to a goroutine that may call Dispatch.
 func (t *Table) DispatchInline(ctx context.Context, dst, msg []byte) ([]byte, bool) {
-	return t.dispatch(ctx, dst, msg, true)
+	out, oc := t.dispatch(ctx, dst, msg, true)
+	return out, oc != Deferred
 }
 
-func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) (out []byte, ok bool) {
+// dispatch runs msg. The outcome comes from the parser, never from the
+// reply's text: a method may well answer -32700 itself.
+func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) (out []byte, oc Outcome) {
 	t.seal()
 	st := getState(t)
 	start := len(dst)
@@ -211,17 +201,20 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) 
 	defer func() {
 		if v := recover(); v != nil {
 			t.opts.Logger.Error("jetrpc: dispatch failed", "panic", v, "stack", string(debug.Stack()))
-			out, ok = appendErrorReply(dst[:start], nil, parser.Version2, CodeInternalError, "Internal error", "", nil), true
+			out, oc = appendErrorReply(dst[:start], nil, parser.Version2, CodeInternalError, "Internal error", "", nil), Replied
 		}
 	}()
 	m := &st.msg
 	// A batch's elements come from the pass that validates it, up to the
 	// batch limit (a longer batch is refused whole).
 	st.reqs = st.p.ParseElems(m, msg, st.reqs[:0], t.opts.MaxBatch)
-	ok = true
+	ok := true
 	switch m.Kind {
 	case parser.KindInvalid:
 		dst = appendFault(dst, nil, &m.Err)
+		if m.Err.Code == parser.CodeParse {
+			oc = Malformed
+		}
 	case parser.KindSingle:
 		st.req = &m.Request
 		dst, ok = t.single(st, ctx, dst, inlineOnly)
@@ -229,7 +222,10 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) 
 		dst, ok = t.batch(st, ctx, dst, m, inlineOnly)
 	}
 	putState(st)
-	return dst, ok
+	if !ok {
+		oc = Deferred
+	}
+	return dst, oc
 }
 
 // single runs the request in st.req.
@@ -344,12 +340,35 @@ type segment struct {
 
 var _ pool.Task = (*segment)(nil)
 
-// Run executes the segment on a worker.
+// Run executes the segment on a worker. Methods' panics are recovered
+// per element; should jetrpc's own code panic, every element of the
+// segment that wants a reply gets -32603 rather than none.
 func (s *segment) Run() {
 	defer s.wg.Done()
 	st := getState(s.t)
+	defer func() {
+		if v := recover(); v != nil {
+			s.t.opts.Logger.Error("jetrpc: batch segment failed", "panic", v, "stack", string(debug.Stack()))
+			s.out.B = appendInternal(s.out.B[:0], s.elems)
+		}
+	}()
 	s.out.B = s.t.runElems(st, s.ctx, s.out.B, s.elems)
 	putState(st)
+}
+
+// appendInternal answers each element that wants a reply with -32603.
+func appendInternal(dst []byte, elems []element) []byte {
+	for i := range elems {
+		r := &elems[i].req
+		if r.Notification && r.Err.OK() {
+			continue
+		}
+		if len(dst) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendErrorReply(dst, r.ID, r.Version, CodeInternalError, "Internal error", "", nil)
+	}
+	return dst
 }
 
 // parallel runs the planned batch in st.elems with the worker pool.

@@ -238,7 +238,7 @@ func (m *typed[P, R]) invoke(st *state, ctx context.Context, dst []byte) []byte 
 		return dst
 	}
 	if err != nil {
-		return m.table.appendHandlerError(st, dst, req, err)
+		return m.appendError(st, dst, err)
 	}
 	start := len(dst)
 	dst = appendResultHead(dst, req.Version)
@@ -265,6 +265,25 @@ func (m *typed[P, R]) invoke(st *state, ctx context.Context, dst []byte) []byte 
 	}
 	return appendReplyTail(dst, req.ID, req.Version)
 }
+
+// appendError answers the error a method returned. Turning it into a
+// reply runs the error's own code (Error, Unwrap, As targets), which may
+// panic — a typed nil, say: that is the method's fault, answered as
+// such with the request's id, never the message's.
+func (m *typed[P, R]) appendError(st *state, dst []byte, err error) (out []byte) {
+	req, start := st.req, len(dst)
+	defer func() {
+		if v := recover(); v != nil {
+			m.table.opts.Logger.Error("jetrpc: method's error panicked", "method", m.name, "panic", v)
+			out = appendErrorReply(dst[:start], req.ID, req.Version, CodeInternalError, "Internal error", reasonErrorPanicked, nil)
+		}
+	}()
+	return m.table.appendHandlerError(st, dst, req, err)
+}
+
+// reasonErrorPanicked is the data of the reply to a method whose error
+// value panicked while it was turned into a reply.
+const reasonErrorPanicked = "the method's error value panicked"
 
 // call runs fn, turning a panic into a value.
 func (m *typed[P, R]) call(ctx context.Context, p P) (r R, err error, crash any) {
