@@ -71,6 +71,7 @@ type conn struct {
 
 	// streams
 	framer parser.Framer
+	acc    *pool.Buffer // a large message being gathered, and what follows it
 
 	// WebSocket
 	wsFragOp ws.OpCode    // opcode of the fragmented message being gathered, or 0
@@ -98,11 +99,12 @@ type conn struct {
 	pingSent   atomic.Bool   // a WebSocket ping is unanswered
 	lastInput  atomic.Int64  // last input of a WebSocket (engine clock)
 	waking     atomic.Bool
-	waiting    bool         // in Engine.waiters: wants a Wake from the ticker; event loop only
-	lastActive atomic.Int64 // last input or reply (engine clock)
-	partial    atomic.Int64 // since when a message has been incomplete, or 0
-	stalled    atomic.Int64 // since when output has been waiting without progress, or 0
-	lastOut    int          // unsent output at the last check; event loop only
+	waiting    bool          // in Engine.waiters: wants a Wake from the ticker; event loop only
+	lastActive atomic.Int64  // last input or reply (engine clock)
+	partial    atomic.Int64  // since when a message has been incomplete, or 0
+	stalled    atomic.Int64  // since when output has been waiting without progress, or 0
+	lastOut    int           // unsent output at the last check; event loop only
+	lameWake   chan struct{} // set when the client half-closed and the connection finishes off the loop (halfclose.go)
 }
 
 // Timeouts, as expired reports them.
@@ -280,6 +282,9 @@ func (cs *conn) serve(out []byte) []byte {
 	if len(in) == 0 {
 		return out
 	}
+	if cs.acc != nil {
+		return cs.serveGathered(in, out)
+	}
 	if cs.proto == protoUnknown {
 		if c := in[0]; (c|0x20) >= 'a' && (c|0x20) <= 'z' {
 			cs.proto = protoHTTP
@@ -302,9 +307,42 @@ func (cs *conn) serve(out []byte) []byte {
 		out, used = cs.serveWS(in, out)
 	default:
 		out, used = cs.serveStream(in, out)
+		if len(in)-used >= gatherAt && cs.framer.Partial() && !cs.closing {
+			// A large message is still arriving. gnet's Peek copies all
+			// that is buffered at every read once its buffer is in use, a
+			// cost quadratic in the message's size; gathered here instead,
+			// each read is copied once.
+			cs.acc = pool.Requests.Get()
+			cs.acc.B = append(cs.acc.B, in[used:]...)
+			used = len(in)
+		}
 	}
 	if used > 0 {
 		_, _ = gc.Discard(used) // never Discard(0): that discards everything
+	}
+	return out
+}
+
+// gatherAt is the size of a partial stream message from which it is
+// gathered in a buffer of the connection's own.
+const gatherAt = 64 << 10
+
+// serveGathered serves a stream whose input is gathered in cs.acc: in,
+// gnet's new bytes, is appended to it. Back to gnet's buffer once all is
+// consumed.
+func (cs *conn) serveGathered(in, out []byte) []byte {
+	cs.acc.B = append(cs.acc.B, in...)
+	_, _ = cs.gc.Discard(len(in))
+	var used int
+	out, used = cs.serveStream(cs.acc.B, out)
+	if used == 0 {
+		return out // still partial: nothing to move
+	}
+	n := copy(cs.acc.B, cs.acc.B[used:])
+	cs.acc.B = cs.acc.B[:n]
+	if n == 0 {
+		pool.Requests.Put(cs.acc)
+		cs.acc = nil
 	}
 	return out
 }
@@ -617,7 +655,15 @@ func (cs *conn) finish(j *job) {
 	}
 	j.next = cs.done
 	cs.done = j
+	lame := cs.lameWake
 	cs.mu.Unlock()
+	if lame != nil {
+		select {
+		case lame <- struct{}{}:
+		default:
+		}
+		return
+	}
 	if cs.waking.CompareAndSwap(false, true) {
 		_ = cs.gc.Wake(nil)
 	}
@@ -690,7 +736,7 @@ func (cs *conn) finished(seq uint64) {
 }
 
 // release drops the connection's buffers and finished work. Event loop
-// only, from OnClose.
+// only, from OnClose (or the half-closed connection's goroutine).
 func (cs *conn) release() {
 	cs.mu.Lock()
 	cs.dead = true
@@ -718,5 +764,9 @@ func (cs *conn) release() {
 	if cs.wsFrag != nil {
 		pool.Requests.Put(cs.wsFrag)
 		cs.wsFrag = nil
+	}
+	if cs.acc != nil {
+		pool.Requests.Put(cs.acc)
+		cs.acc = nil
 	}
 }

@@ -381,10 +381,18 @@ func (e *Engine) newConn(gc gnet.Conn, ls *loopState) *conn {
 	return cs
 }
 
-// OnClose releases a connection's state. Event loop only.
-func (e *Engine) OnClose(gc gnet.Conn, _ error) gnet.Action {
+// OnClose releases a connection's state, unless its client half-closed
+// with work in flight: the connection then finishes off the loop
+// (halfclose.go). Event loop only.
+func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 	cs, _ := gc.Context().(*conn)
 	if cs == nil {
+		return gnet.None
+	}
+	if cs.finishesAfterEOF(err) {
+		e.mu.Lock()
+		delete(e.waiters, cs)
+		e.mu.Unlock()
 		return gnet.None
 	}
 	cs.release()

@@ -103,12 +103,16 @@ func (cs *conn) drainPushes(out []byte) []byte {
 		low = min(low, s)
 	}
 	limit := cs.e.opts.MaxPendingOutput
+	unsent := 0
+	if cs.lameWake == nil { // off the loop, gnet's buffers are gone
+		unsent = cs.gc.OutboundBuffered()
+	}
 	cs.mu.Lock()
 	for p := cs.pushHead; p != nil; p = cs.pushHead {
 		if cs.closing && cs.proto == protoWS {
 			break // a close frame has gone out: nothing may follow; dropped on close
 		}
-		if p.barrier >= low || cs.gc.OutboundBuffered()+len(out) > limit {
+		if p.barrier >= low || unsent+len(out) > limit {
 			break
 		}
 		if cs.proto == protoWS {

@@ -4,10 +4,12 @@ package engine_test
 // paths. Each test failed before its fix.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -247,5 +249,155 @@ func TestLimits_writeTimeoutSparesSteadyReader(t *testing.T) {
 			t.Fatalf("closed after %v having read %d KiB at ~5 MB/s: %v", time.Since(start).Round(time.Millisecond), total>>10, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A client that half-closes after its requests (nc -N, socat, printf |
+// ...) gets every reply: to the ones on workers when the EOF came, and to
+// the ones still buffered behind them (MaxInFlight; HTTP's one request on
+// a worker at a time), in order for HTTP.
+func TestHalfClose_repliesStillDelivered(t *testing.T) {
+	sleep := func(id int) string {
+		return `{"jsonrpc":"2.0","method":"sleep","params":[30],"id":` + strconv.Itoa(id) + `}`
+	}
+	add := func(id int) string {
+		return `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":` + strconv.Itoa(id) + `}`
+	}
+	exchange := func(t *testing.T, addr, req string) string {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, _ = io.WriteString(c, req)
+		_ = c.(*net.TCPConn).CloseWrite()
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		got, err := io.ReadAll(c)
+		if err != nil {
+			t.Fatalf("read: %v (got %q)", err, got)
+		}
+		return string(got)
+	}
+	t.Run("stream", func(t *testing.T) {
+		e, tcp, _ := startEngine(t, nil, engine.WithMaxInFlight(1))
+		got := exchange(t, tcp, sleep(1)+"\n"+sleep(2)+"\n"+add(3)+"\n"+sleep(4)+"\n"+`{"jsonrpc":"2.0","method":"sleep","params":[1]}`+"\n"+`{"incomplete":`)
+		for _, id := range []string{`"id":1}`, `"id":2}`, `"result":3,"id":3}`, `"id":4}`} {
+			if !strings.Contains(got, id) {
+				t.Errorf("no reply with %s in %q", id, got)
+			}
+		}
+		if n := strings.Count(got, "\n"); n != 4 {
+			t.Errorf("%d replies, want 4 (the notification gets none): %q", n, got)
+		}
+		waitConns(t, e, 0)
+	})
+	t.Run("http", func(t *testing.T) {
+		e, tcp, _ := startEngine(t, nil)
+		post := func(body string) string {
+			return "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+		}
+		got := exchange(t, tcp, post(sleep(1))+post(add(2))+post(sleep(3)))
+		i1, i2, i3 := strings.Index(got, `"id":1}`), strings.Index(got, `"result":3,"id":2}`), strings.Index(got, `"id":3}`)
+		if i1 < 0 || i2 < i1 || i3 < i2 || strings.Count(got, "HTTP/1.1 200") != 3 {
+			t.Errorf("want 3 replies in order, got %q", got)
+		}
+		waitConns(t, e, 0)
+	})
+}
+
+// waitConns waits until e has n connections open.
+func waitConns(t *testing.T, e *engine.Engine, n int) {
+	t.Helper()
+	for i := 0; e.Conns() != n; i++ {
+		if i == 300 {
+			t.Fatalf("%d connections open, want %d", e.Conns(), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Large stream messages are gathered in the connection's own buffer
+// (not re-copied by gnet at every read): a mix of large and small
+// messages, inline and blocking, split at odd places, is answered in full
+// and in order for the inline ones.
+func TestStream_largeMessagesGathered(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil, engine.WithMaxMessageSize(8<<20))
+	big := func(id int, n int) string {
+		return `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("z", n) + `"],"id":` + strconv.Itoa(id) + `}`
+	}
+	msgs := []string{
+		big(1, 3<<20),
+		`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}`,
+		big(3, 200<<10),
+		`{"jsonrpc":"2.0","method":"sleep","params":[5],"id":4}`,
+		big(5, 5<<20),
+		`{"jsonrpc":"2.0","method":"add","params":[2,2],"id":6}`,
+	}
+	stream := []byte(strings.Join(msgs, "\n") + "\n")
+	c, err := net.Dial("tcp", tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() {
+		// Pieces of odd sizes, so that messages end mid-read.
+		for off, k := 0, 0; off < len(stream); k++ {
+			n := min(len(stream)-off, 70001+k*3)
+			if _, err := c.Write(stream[off : off+n]); err != nil {
+				return
+			}
+			off += n
+		}
+	}()
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	r := bufio.NewReaderSize(c, 1<<20)
+	got := map[string]int{}
+	for i := range len(msgs) {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		id := line[strings.LastIndex(line, `"id":`)+5 : len(line)-2]
+		got[id] = len(line)
+	}
+	for id, want := range map[string]int{"1": 3<<20 + 39, "2": 36, "3": 200<<10 + 39, "4": 0, "5": 5<<20 + 39, "6": 36} {
+		if n, ok := got[id]; !ok || want > 0 && n != want {
+			t.Errorf("reply to %s: %d bytes (present %v), want %d", id, n, ok, want)
+		}
+	}
+}
+
+// BenchmarkLargeMessage: one 4 MiB message over a stream and over HTTP,
+// to the reply; a stream message used to cost time quadratic in its size.
+func BenchmarkLargeMessage(b *testing.B) {
+	_, tcp, _ := startEngine(b, nil, engine.WithMaxMessageSize(64<<20))
+	msg := `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1,"pad":"` + strings.Repeat("x", 4<<20) + `"}`
+	for _, mode := range []string{"stream", "http"} {
+		req := msg + "\n"
+		if mode == "http" {
+			req = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(len(msg)) + "\r\n\r\n" + msg
+		}
+		b.Run(mode, func(b *testing.B) {
+			c, err := net.Dial("tcp", tcp)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			r := bufio.NewReader(c)
+			b.SetBytes(int64(len(req)))
+			for b.Loop() {
+				go func() { _, _ = io.WriteString(c, req) }()
+				if mode == "http" {
+					resp, err := http.ReadResponse(r, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				} else if _, err := r.ReadString('\n'); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,111 @@
+package engine
+
+// NOTE: a client may half-close its connection — shutdown(SHUT_WR) after
+// its last request, as `nc -N`, socat and `printf ... | tool` do — and
+// still read the replies. gnet closes a connection as soon as a read
+// returns 0, which would drop the replies of work still on the workers.
+// So when that EOF comes with work in flight, the connection goes on off
+// the loop: OnClose duplicates its descriptor (gnet then closes only its
+// own), and one goroutine writes the replies as they finish and serves
+// the complete requests still buffered, then closes. Only that rare case
+// costs a goroutine.
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/jetrpc/jetrpc/pool"
+)
+
+// finishesAfterEOF takes the connection off the loop when its client has
+// half-closed with work in flight, and reports whether it did. Event loop
+// only, from OnClose.
+func (cs *conn) finishesAfterEOF(err error) bool {
+	// Only the EOF of a read: on gnet's other EOF path (a hang-up without
+	// readable data) unsent output was already dropped.
+	if err == io.EOF || !errors.Is(err, io.EOF) {
+		return false
+	}
+	if cs.inflight == 0 || cs.kill.Load() || (cs.proto != protoHTTP && cs.proto != protoStream) ||
+		cs.gc.OutboundBuffered() > 0 {
+		return false // nothing to finish, or gnet could not write what is pending
+	}
+	fd, err := cs.gc.Dup()
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), "jetrpc-half-closed")
+	nc, err := net.FileConn(f)
+	_ = f.Close()
+	if err != nil {
+		return false
+	}
+	var rest *pool.Buffer
+	if in, _ := cs.gc.Peek(-1); (len(in) > 0 || cs.acc != nil) && !cs.closing {
+		rest = pool.Requests.Get()
+		if cs.acc != nil { // a stream's gathered input comes first
+			rest.B = append(rest.B, cs.acc.B...)
+		}
+		rest.B = append(rest.B, in...)
+	}
+	cs.loop = &loopState{} // the loop's scratch stays the loop's
+	cs.shut.Store(true)    // no new server messages: the client is leaving
+	wake := make(chan struct{}, 1)
+	cs.mu.Lock()
+	cs.lameWake = wake
+	cs.mu.Unlock()
+	go cs.finishOffLoop(nc, rest, wake)
+	return true
+}
+
+// finishOffLoop writes the replies of the work in flight as it finishes,
+// serves the complete requests left in rest, and closes. It owns the
+// connection's state: the loop no longer touches it.
+func (cs *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct{}) {
+	e := cs.e
+	defer func() {
+		_ = nc.Close()
+		if rest != nil {
+			pool.Requests.Put(rest)
+		}
+		cs.release()
+		e.mu.Lock()
+		delete(e.conns, cs)
+		e.mu.Unlock()
+		e.nconns.Add(-1)
+	}()
+	var out []byte
+	off := 0
+	for {
+		out = cs.drain(out[:0])
+		if rest != nil && off < len(rest.B) && !cs.closing {
+			var used int
+			switch cs.proto {
+			case protoHTTP:
+				out, used = cs.serveHTTP(rest.B[off:], out)
+			case protoStream:
+				out, used = cs.serveStream(rest.B[off:], out)
+			}
+			off += used
+		}
+		if len(out) > 0 {
+			if e.opts.WriteTimeout > 0 {
+				_ = nc.SetWriteDeadline(time.Now().Add(e.opts.WriteTimeout))
+			}
+			if _, err := nc.Write(out); err != nil {
+				return
+			}
+		}
+		if cs.inflight == 0 {
+			return // all answered; what is left of rest is incomplete
+		}
+		select {
+		case <-wake:
+		case <-e.baseCtx.Done(): // Stop gave up waiting
+			return
+		}
+	}
+}
