@@ -587,11 +587,16 @@ func (cs *conn) call(out, msg []byte) []byte {
 		}
 		body = e.table.AppendBusy(body, msg)
 	}
+	keep := r.keepAlive && !e.draining.Load() // stopping: tell the client not to reuse the connection
+	out = appendReply(out, body, keep, r.minor)
 	ls.body = body[:0]
-	if !r.keepAlive {
+	if cap(ls.body) > maxLoopBuffer {
+		ls.body = nil
+	}
+	if !keep {
 		cs.closing = true
 	}
-	return appendReply(out, body, r.keepAlive, r.minor)
+	return out
 }
 
 // job is a message run on a worker; a pool.Task.
@@ -699,9 +704,10 @@ func (cs *conn) drain(out []byte) []byte {
 		next := j.next
 		switch {
 		case j.kind == kindHTTP:
-			out = appendReply(out, j.out.B, j.keepAlive, j.minor)
+			keep := j.keepAlive && !cs.e.draining.Load()
+			out = appendReply(out, j.out.B, keep, j.minor)
 			cs.onWork = false
-			if !j.keepAlive {
+			if !keep {
 				cs.closing = true
 			}
 		case len(j.out.B) == 0 || cs.closing && cs.proto == protoWS:

@@ -227,11 +227,11 @@ func (e *Engine) accept(ln net.Listener) {
 			continue
 		}
 		pause = 0
-		if e.nconns.Load() >= int64(e.maxConns) || e.draining.Load() {
-			_ = nc.Close() // over the limit: refused at once
+		if e.nconns.Add(1) > int64(e.maxConns) || e.draining.Load() {
+			e.nconns.Add(-1) // over the limit (counted across listeners): refused at once
+			_ = nc.Close()
 			continue
 		}
-		e.nconns.Add(1)
 		if _, err := e.cli.EnrollContext(nc, nil); err != nil {
 			e.nconns.Add(-1)
 			e.opts.Logger.Warn("jetrpc: cannot enroll a connection", "err", err)

@@ -401,3 +401,37 @@ func BenchmarkLargeMessage(b *testing.B) {
 		})
 	}
 }
+
+// A keep-alive HTTP request answered while the engine stops is told
+// "Connection: close", so that the client does not send its next request
+// on a connection about to close.
+func TestStop_httpReplyClosesConnection(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet()))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", e.Addrs()[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"jsonrpc":"2.0","method":"sleep","params":[200],"id":1}`
+	_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+	time.Sleep(50 * time.Millisecond) // on a worker
+	stopped := make(chan error, 1)
+	go func() { stopped <- e.Stop(context.Background()) }()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Errorf("status %d, Connection: close %v; want 200 and close", resp.StatusCode, resp.Close)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+}
