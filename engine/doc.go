@@ -15,8 +15,15 @@
 // HTTP a request is a POST whose body is one message; the reply is 200
 // application/json, or 204 when there is nothing to reply; keep-alive,
 // pipelining (replies in request order), chunked bodies and Expect:
-// 100-continue work; GET of the health path answers 200. Over a stream
+// 100-continue work; GET of the health path answers 200; an HTTP/1.1
+// request needs exactly one Host header (400 otherwise). Over a stream
 // each reply is followed by "\n" and replies may come in any order.
+//
+// A client may half-close its side after its last request (shutdown
+// SHUT_WR, as nc -N and socat do) and still read every reply: gnet closes
+// a connection at EOF, so when work is still running then, the connection
+// is finished by a goroutine on a duplicate of its descriptor, which also
+// serves the complete requests still buffered.
 //
 // # WebSocket
 //
@@ -83,16 +90,23 @@
 // connections are closed on accept), messages in flight per connection
 // (DefaultMaxInFlight), unsent output per connection
 // (DefaultMaxPendingOutput: past it the connection is not read; a client
-// that keeps sending is closed), queued server messages per connection
-// (DefaultMaxPushQueue), and the idle, read (incomplete message) and write
-// timeouts, and the WebSocket ping interval (DefaultPingInterval). The batch length and nesting depth limits are the
-// table's (handler.WithMaxBatch, handler.WithMaxDepth).
+// that keeps sending is closed — as when its messages in flight are at
+// MaxInFlight: unread input is bounded by MaxMessageSize+MaxHeaderSize),
+// queued server messages per connection
+// (DefaultMaxPushQueue), the idle, read (incomplete message) and write
+// (unsent output that does not shrink) timeouts, and the WebSocket ping
+// interval (DefaultPingInterval). The batch length and nesting depth
+// limits are the table's (handler.WithMaxBatch, handler.WithMaxDepth).
 //
 // # Lifecycle
 //
 // Start listens and serves in the background; Addrs tells the bound
-// addresses (port 0 works). Stop stops accepting, lets the requests
-// already received finish and their replies reach the wire, then closes.
+// addresses (port 0 works); a unix:// socket file is replaced only when
+// nobody listens on it. Stop stops accepting, lets the requests already
+// received finish and their replies reach the wire (an HTTP reply then
+// says Connection: close), then closes; when its context ends first it
+// returns without waiting for handlers that ignore their cancelled
+// context.
 // Accepting uses Go's net package, so running out of file descriptors
 // (EMFILE) pauses accepting instead of stopping the engine.
 package engine
