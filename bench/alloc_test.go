@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // TestWorker_zeroAllocs: building a request and checking its reply
@@ -28,6 +26,7 @@ func TestWorker_zeroAllocs(t *testing.T) {
 		{"stream batch", "tcp://127.0.0.1:1", 3},
 		{"websocket", "ws://127.0.0.1:1/", 1},
 		{"websocket batch", "ws://127.0.0.1:1/", 3},
+		{"stream batch of 100", "tcp://127.0.0.1:1", 100},
 	} {
 		cfg := Config{Target: c.target, Batch: c.batch}
 		if err := cfg.fill(); err != nil {
@@ -39,8 +38,7 @@ func TestWorker_zeroAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := &runner{cfg: cfg, t: tg, msgs: msgs}
-		w := &worker{r: r, errs: map[string]int64{}, hist: hdrhistogram.New(histMin, histMax, histDigits),
-			queue: make([]inflight, 4), rbuf: make([]byte, 0, 4096)}
+		w := newWorker(r, 0)
 		reply := func(body []byte, first uint64) []byte {
 			if c.batch > 1 {
 				body = append(body, '[')

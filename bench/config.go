@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -27,7 +28,8 @@ type Config struct {
 	// Target is the server: http://host:port/path, ws://host:port/path
 	// (WebSocket), tcp://host:port or unix:///path.
 	Target string
-	// Conns is the number of connections; default DefaultConns.
+	// Conns is the number of connections; 0 means DefaultConns, a
+	// negative value is an error.
 	Conns int
 	// Duration is how long to measure, after Warmup; default
 	// DefaultDuration. Ignored when Requests is set.
@@ -41,13 +43,15 @@ type Config struct {
 	// second, spread evenly over the connections; latency is then measured
 	// from each request's intended send time, so that a server that
 	// stalls cannot hide it (no coordinated omission). 0 means a closed
-	// loop: each connection sends as fast as the server answers.
+	// loop: each connection sends as fast as the server answers. Over a
+	// stream (tcp, unix, ws), a closed loop needs a call among the
+	// messages: the server never answers a notification.
 	Rate float64
-	// Pipeline is how many requests a connection keeps in flight; default
-	// 1 (no pipelining).
+	// Pipeline is how many requests a connection keeps in flight; 0 means
+	// 1 (no pipelining), a negative value is an error.
 	Pipeline int
 	// Batch is the number of calls per request; 0 or 1 means single
-	// requests, more means a batch array.
+	// requests, more means a batch array, a negative value is an error.
 	Batch int
 	// Notify is the share of calls sent as notifications (0 to 1).
 	Notify float64
@@ -66,7 +70,10 @@ type Config struct {
 	// that answer with a fixed text, such as the ceilings of bench/peers.
 	// Results of such a run say nothing about correctness.
 	NoCheck bool
-	// Timeout bounds the wait for a reply; default DefaultTimeout.
+	// Timeout bounds the wait for a reply; default DefaultTimeout. After
+	// the measured window, Run waits up to Timeout for the replies in
+	// flight, then counts the measured requests still unanswered as
+	// timeouts, with their latency until then.
 	Timeout time.Duration
 	// Progress, when set, receives a line each second.
 	Progress io.Writer
@@ -90,6 +97,9 @@ func parseTarget(s string) (target, error) {
 		if err != nil {
 			return target{}, err
 		}
+		if u.Hostname() == "" {
+			return target{}, fmt.Errorf("jetrpc bench: target %q has no host", s)
+		}
 		path := u.RequestURI()
 		if path == "" {
 			path = "/"
@@ -103,10 +113,12 @@ func parseTarget(s string) (target, error) {
 			t.ws, t.wsURL = true, u
 		}
 		return t, nil
-	case strings.HasPrefix(s, "tcp://"):
-		return target{network: "tcp", address: strings.TrimPrefix(s, "tcp://")}, nil
-	case strings.HasPrefix(s, "unix://"):
-		return target{network: "unix", address: strings.TrimPrefix(s, "unix://")}, nil
+	case strings.HasPrefix(s, "tcp://"), strings.HasPrefix(s, "unix://"):
+		network, address, _ := strings.Cut(s, "://")
+		if address == "" {
+			return target{}, fmt.Errorf("jetrpc bench: target %q has no address", s)
+		}
+		return target{network: network, address: address}, nil
 	case strings.HasPrefix(s, "https://"), strings.HasPrefix(s, "wss://"):
 		return target{}, fmt.Errorf("jetrpc bench: %q: TLS targets are not supported", s)
 	}
@@ -115,7 +127,23 @@ func parseTarget(s string) (target, error) {
 
 // fill applies the defaults and checks the config.
 func (c *Config) fill() error {
-	if c.Conns <= 0 {
+	switch {
+	case c.Conns < 0:
+		return errors.New("jetrpc bench: a negative number of connections")
+	case c.Pipeline < 0:
+		return errors.New("jetrpc bench: a negative pipeline depth")
+	case c.Batch < 0:
+		return errors.New("jetrpc bench: a negative batch size")
+	case !(c.Notify >= 0 && c.Notify <= 1): // NaN too
+		return errors.New("jetrpc bench: the notification share must be between 0 and 1")
+	case !(c.Rate >= 0) || math.IsInf(c.Rate, 0): // NaN too
+		return errors.New("jetrpc bench: the rate must be a finite number of requests/s, 0 or more")
+	case c.Batch > 10000:
+		return errors.New("jetrpc bench: batches of more than 10000 calls")
+	case c.Pipeline > 4096:
+		return errors.New("jetrpc bench: a pipeline deeper than 4096")
+	}
+	if c.Conns == 0 {
 		c.Conns = DefaultConns
 	}
 	if c.Duration <= 0 {
@@ -127,10 +155,10 @@ func (c *Config) fill() error {
 	if c.Warmup < 0 {
 		c.Warmup = 0
 	}
-	if c.Pipeline <= 0 {
+	if c.Pipeline == 0 {
 		c.Pipeline = 1
 	}
-	if c.Batch <= 0 {
+	if c.Batch == 0 {
 		c.Batch = 1
 	}
 	if c.Method == "" {
@@ -141,16 +169,6 @@ func (c *Config) fill() error {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
-	}
-	switch {
-	case c.Notify < 0 || c.Notify > 1:
-		return errors.New("jetrpc bench: the notification share must be between 0 and 1")
-	case c.Rate < 0:
-		return errors.New("jetrpc bench: negative rate")
-	case c.Batch > 10000:
-		return errors.New("jetrpc bench: batches of more than 10000 calls")
-	case c.Pipeline > 4096:
-		return errors.New("jetrpc bench: a pipeline deeper than 4096")
 	}
 	return nil
 }

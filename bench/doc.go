@@ -9,9 +9,29 @@
 // server answers (closed loop) or at a fixed rate (open loop, latency
 // measured from each request's intended send time, as wrk2 does, so that
 // a stalling server cannot hide its stalls). Requests may be pipelined on
-// each connection. Every reply is checked: valid JSON, JSON-RPC 2.0, the
-// id of a call in flight, error or result as expected; errors are counted
-// by kind, so that a server answering fast but wrong does not look good.
+// each connection. Every reply is checked: valid JSON, JSON-RPC 2.0
+// (jsonrpc "2.0", an id, exactly one of result and error, an error object
+// with an integer code and a string message), the id of a call in flight,
+// its shape (an array for a batch, an object for a single call; on a
+// stream a batch is answered by one array), error or result as expected;
+// a message that comes when nothing is in flight, or with a null id, is a
+// reply to no request. Errors are counted by kind, so that a server
+// answering fast but wrong does not look good.
+//
+// Over a stream (tcp, unix, ws) the server never answers notifications,
+// so a closed loop whose every message is a notification is refused: use
+// an open loop (Config.Rate).
+//
+// At the end of the measured window Run waits, up to Config.Timeout, for
+// the replies in flight (a healthy server answers at once; only a stalled
+// one makes Run overrun the window, by Timeout at most). The measured
+// requests still unanswered then count as ErrTimeout, their latency until
+// then recorded, so that a server that goes silent shows in the errors
+// and in the tail. In an open loop, the requests that were due in the
+// window and still not sent by then, because every pipeline slot was
+// waiting, count as ErrUnsent, their latency until then recorded; those
+// sent after the end, as slots free up, count in the latencies but not in
+// the throughput.
 //
 // # Terminology
 //
@@ -22,9 +42,9 @@
 //
 // A closed loop runs its connections on gnet event loops (one read and
 // one write per burst of replies, as wrk does); an open loop runs a
-// goroutine per connection, which sleeps until its next send time. Run
-// returns when the test ends. Counters are per connection and merged at
-// the end.
+// goroutine per connection, which reads until its next send time. Run
+// returns when the test ends and every event loop, goroutine and redial
+// has stopped. Counters are per connection and merged at the end.
 //
 // # Buffer lifetimes
 //
@@ -35,5 +55,9 @@
 // # Limits
 //
 // Pipeline ≤ 4096, Batch ≤ 10000; a reply later than Config.Timeout
-// (default 10 s) counts as a timeout and its connection is reopened.
+// (default 10 s) counts as a timeout and its connection is reopened; a
+// timed-out request's latency is recorded. One reply (an HTTP body, a
+// chunk, a stream message, a WebSocket payload) is at most 64 MiB; a
+// chunk size of more than 8 hex digits or a Content-Length of more than
+// 10 digits is an HTTP framing error.
 package bench

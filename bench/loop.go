@@ -7,6 +7,7 @@ package bench
 // open loop, which must wake up at send times, uses goroutines (run.go).
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"runtime"
@@ -19,19 +20,26 @@ import (
 // loopClient is the gnet event handler of a closed-loop run.
 type loopClient struct {
 	gnet.BuiltinEventEngine
-	r     *runner
-	cli   *gnet.Client
-	wg    sync.WaitGroup // a worker until it is done
-	mu    sync.Mutex     // guards done and conns
-	done  map[*worker]bool
-	conns map[*worker]gnet.Conn
+	r       *runner
+	cli     *gnet.Client
+	ctx     context.Context // done when the run ends: redials give up
+	wg      sync.WaitGroup  // a worker until it is done
+	redials sync.WaitGroup  // redial goroutines; Add only under mu, while the worker is not done
+	mu      sync.Mutex      // guards done and conns
+	done    map[*worker]bool
+	conns   map[*worker]gnet.Conn
 }
 
 // runLoops runs the closed loop of every worker, already dialed, and
-// returns when all have finished or the grace period after the end has
-// passed.
-func (r *runner) runLoops(workers []*worker) error {
-	lc := &loopClient{r: r, done: map[*worker]bool{}, conns: map[*worker]gnet.Conn{}}
+// returns when all have finished: after the end it waits up to
+// Config.Timeout for the replies in flight (a healthy server answers at
+// once, so only a stalled one delays it), stops the event loops and the
+// redials, then counts every measured request still in flight as a
+// timeout, its latency until then recorded.
+func (r *runner) runLoops(ctx context.Context, workers []*worker) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lc := &loopClient{r: r, ctx: ctx, done: map[*worker]bool{}, conns: map[*worker]gnet.Conn{}}
 	cli, err := gnet.NewClient(lc,
 		gnet.WithNumEventLoop(runtime.GOMAXPROCS(0)),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
@@ -47,7 +55,7 @@ func (r *runner) runLoops(workers []*worker) error {
 	lc.wg.Add(len(workers))
 	for _, w := range workers {
 		if w.conn == nil {
-			go lc.redial(w)
+			lc.startRedial(w)
 			continue
 		}
 		nc := w.conn
@@ -68,6 +76,8 @@ func (r *runner) runLoops(workers []*worker) error {
 			select {
 			case <-finished:
 				return
+			case <-ctx.Done():
+				return
 			case <-tick.C:
 				lc.mu.Lock()
 				for _, c := range lc.conns {
@@ -77,13 +87,14 @@ func (r *runner) runLoops(workers []*worker) error {
 			}
 		}
 	}()
-	if r.cfg.Requests <= 0 {
+	if r.timed() {
 		select {
 		case <-finished:
-		case <-time.After(time.Until(r.end) + 200*time.Millisecond):
+		case <-ctx.Done():
+		case <-time.After(time.Until(r.end)):
 		}
 	} else {
-		// A request count: wait for the replies, up to the timeout.
+		// A request count: wait until the budget is spent.
 		for !r.stopping.Load() {
 			select {
 			case <-finished:
@@ -92,31 +103,27 @@ func (r *runner) runLoops(workers []*worker) error {
 			}
 			break
 		}
-		select {
-		case <-finished:
-		case <-time.After(r.cfg.Timeout):
-		}
 	}
-	// Requests still waiting for longer than the timeout count as such.
+	r.stopping.Store(true) // no more sends
+	// Wait for the replies in flight, up to the timeout.
+	select {
+	case <-finished:
+	case <-time.After(r.cfg.Timeout):
+	}
+	// Late callbacks change nothing; no redial starts after this.
 	lc.mu.Lock()
 	for _, w := range workers {
-		if !lc.done[w] {
-			w.timeoutsAtEnd()
-		}
-		lc.done[w] = true // late callbacks change nothing
+		lc.done[w] = true
 	}
 	lc.mu.Unlock()
-	return cli.Stop()
-}
-
-// timeoutsAtEnd counts the measured requests in flight past the timeout.
-func (w *worker) timeoutsAtEnd() {
-	for i := range w.n {
-		q := &w.queue[(w.head+i)&(len(w.queue)-1)]
-		if q.measured && time.Since(q.intended) >= w.r.cfg.Timeout {
-			w.fail(ErrTimeout, true)
-		}
+	cancel()
+	err = cli.Stop()
+	lc.redials.Wait()
+	// The loops and redials are over: the workers are ours again.
+	for _, w := range workers {
+		w.timeoutAll()
 	}
+	return err
 }
 
 // finish marks w as done, once.
@@ -135,16 +142,31 @@ func (lc *loopClient) isDone(w *worker) bool {
 	return lc.done[w]
 }
 
-// redial reconnects w after its connection was lost.
+// startRedial starts redialing w, unless w is done.
+func (lc *loopClient) startRedial(w *worker) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.done[w] {
+		return
+	}
+	lc.redials.Add(1)
+	go lc.redial(w)
+}
+
+// redial reconnects w after its connection was lost; it gives up when the
+// run stops. While it runs, w has no event loop: only redial touches it.
 func (lc *loopClient) redial(w *worker) {
-	for !lc.r.stopping.Load() {
-		nc, err := net.DialTimeout(lc.r.t.network, lc.r.t.address, 5*time.Second)
+	defer lc.redials.Done()
+	r := lc.r
+	d := net.Dialer{Timeout: 5 * time.Second}
+	for !r.stopping.Load() {
+		nc, err := d.DialContext(lc.ctx, r.t.network, r.t.address)
 		if err == nil {
 			if tc, ok := nc.(*net.TCPConn); ok {
 				_ = tc.SetNoDelay(true)
 			}
-			if lc.r.t.ws {
-				if err = handshakeWS(nc, &lc.r.t, 5*time.Second); err != nil {
+			if r.t.ws {
+				if err = handshakeWS(nc, &r.t, 5*time.Second); err != nil {
 					_ = nc.Close()
 				}
 			}
@@ -154,21 +176,30 @@ func (lc *loopClient) redial(w *worker) {
 				}
 			}
 		}
-		w.fail(ErrConnect, true) // racy only with other failures of w: w has no loop now
-		time.Sleep(100 * time.Millisecond)
+		if r.stopping.Load() {
+			break
+		}
+		w.fail(ErrConnect, true)
+		select {
+		case <-lc.ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	lc.finish(w)
 }
 
-// fill appends the requests w may send now to wbuf.
+// fill appends the requests w may send now to wbuf. A message of
+// notifications only does not fill a pipeline slot on a stream, but Run
+// refuses a closed loop whose every message is one, so a call comes within
+// len(msgs) messages: Pipeline×len(msgs) pushes always suffice.
 func (w *worker) fill() []byte {
 	r := w.r
 	w.wbuf = append(w.wbuf[:0], w.pong...)
 	w.pong = w.pong[:0]
 	now := time.Now()
-	for w.n < r.cfg.Pipeline && !r.stopping.Load() {
+	for k := r.cfg.Pipeline * len(r.msgs); k > 0 && w.n < r.cfg.Pipeline && !r.stopping.Load(); k-- {
 		if !now.Before(r.start) && !r.takeBudget() {
-			r.stopping.Store(true) // Requests counts measured requests
+			r.halt() // Requests counts measured requests
 			break
 		}
 		w.push(now)
@@ -241,7 +272,7 @@ func (lc *loopClient) OnClose(c gnet.Conn, _ error) gnet.Action {
 	if !w.broken && (w.n > 0 || !lc.r.stopping.Load()) {
 		w.lost(ErrTransport)
 	}
-	go lc.redial(w)
+	lc.startRedial(w)
 	return gnet.None
 }
 

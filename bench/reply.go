@@ -10,7 +10,7 @@ import (
 const (
 	ErrConnect         = "connect"             // could not connect
 	ErrTransport       = "transport"           // read or write failed, or the server closed
-	ErrTimeout         = "timeout"             // no reply within Config.Timeout
+	ErrTimeout         = "timeout"             // no reply within Config.Timeout, or by the end of the run
 	ErrHTTPStatus      = "http status"         // not 200 (or 204 for notifications)
 	ErrHTTPFraming     = "http framing"        // a malformed HTTP response
 	ErrNotJSON         = "not json"            // a reply that is not valid JSON
@@ -20,9 +20,15 @@ const (
 	ErrMissing         = "missing reply"       // a call of the request got no reply
 	ErrUnexpectedError = "unexpected error"    // an error reply when a result was expected
 	ErrUnexpectedOK    = "unexpected result"   // a result when an error was expected
-	ErrUnexpectedReply = "reply to no request" // a reply where none was expected
+	ErrUnexpectedReply = "reply to no request" // a reply where none was expected: id null, or nothing in flight
+	ErrShape           = "wrong shape"         // an array answering a single call, or separate objects answering a batch
+	ErrUnsent          = "not sent"            // open loop: due in the measured window, never sent (every pipeline slot waiting)
 	ErrWebSocket       = "websocket"           // a failed handshake, a bad frame or a close from the server
 )
+
+// maxMessage bounds one reply: a WebSocket payload, a framed stream
+// message or an HTTP body (the framer's MaxSize).
+const maxMessage = 64 << 20
 
 // httpResponse is one framed HTTP response.
 type httpResponse struct {
@@ -62,12 +68,18 @@ func parseHTTPResponse(b []byte, dst *[]byte) (r httpResponse, ok, bad bool) {
 		value = bytes.TrimSpace(value)
 		switch {
 		case equalFoldASCII(name, "content-length"):
+			if len(value) == 0 || len(value) > 10 {
+				return r, false, true
+			}
 			n := 0
 			for _, c := range value {
 				if c < '0' || c > '9' {
 					return r, false, true
 				}
 				n = n*10 + int(c-'0')
+			}
+			if n > maxMessage {
+				return r, false, true
 			}
 			length = n
 		case equalFoldASCII(name, "transfer-encoding"):
@@ -104,28 +116,36 @@ func parseHTTPResponse(b []byte, dst *[]byte) (r httpResponse, ok, bad bool) {
 }
 
 // dechunk decodes a complete chunked body from b into dst, or reports
-// that more bytes are needed.
+// that more bytes are needed. A size line of more than 8 hex digits, a
+// body over maxMessage, or chunk data not followed by CRLF is malformed.
 func dechunk(b []byte, dst *[]byte) (n int, done, bad bool) {
 	i := 0
 	for {
 		k := bytes.Index(b[i:], []byte("\r\n"))
 		if k < 0 {
-			return 0, false, false
+			return 0, false, len(b)-i > 4<<10 // a size line, and its extensions, past reason
+		}
+		line := b[i : i+k]
+		if j := bytes.IndexByte(line, ';'); j >= 0 {
+			line = line[:j] // chunk extensions: ignored
+		}
+		line = bytes.TrimRight(line, " \t")
+		if len(line) == 0 || len(line) > 8 {
+			return 0, false, true
 		}
 		size := 0
-		for _, c := range b[i : i+k] {
+		for _, c := range line {
 			switch {
 			case c >= '0' && c <= '9':
 				size = size<<4 | int(c-'0')
 			case c|0x20 >= 'a' && c|0x20 <= 'f':
 				size = size<<4 | int(c|0x20-'a'+10)
-			case c == ';' || c == ' ':
 			default:
 				return 0, false, true
 			}
-			if c == ';' {
-				break
-			}
+		}
+		if size > maxMessage-len(*dst) {
+			return 0, false, true
 		}
 		i += k + 2
 		if size == 0 {
@@ -140,6 +160,9 @@ func dechunk(b []byte, dst *[]byte) (n int, done, bad bool) {
 		}
 		if len(b)-i < size+2 {
 			return 0, false, false
+		}
+		if b[i+size] != '\r' || b[i+size+1] != '\n' {
+			return 0, false, true
 		}
 		*dst = append(*dst, b[i:i+size]...)
 		i += size + 2
@@ -166,15 +189,17 @@ func equalFoldASCII(b []byte, s string) bool {
 type replyItem struct {
 	id      uint64
 	idOK    bool // the id is a number the tool could have sent
+	idNull  bool // the id is null: the server could not read a request
 	isError bool
-	valid   bool // a JSON-RPC 2.0 reply: jsonrpc "2.0", result xor error
+	valid   bool // a JSON-RPC 2.0 reply: jsonrpc "2.0", an id, result xor error, a well-formed error
 }
 
 // eachReply calls fn for every reply object of a reply body (an object
-// or an array of them). It returns false if the body is not JSON.
-func eachReply(body []byte, fn func(replyItem)) bool {
+// or an array of them). ok is false if the body is not JSON; array
+// reports whether it is an array (a batch's reply).
+func eachReply(body []byte, fn func(replyItem)) (ok, array bool) {
 	if !parser.Valid(body) {
-		return false
+		return false, false
 	}
 	i := 0
 	for i < len(body) && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' || body[i] == '\t') {
@@ -185,32 +210,81 @@ func eachReply(body []byte, fn func(replyItem)) bool {
 		for v, ok := vals.Next(); ok; v, ok = vals.Next() {
 			fn(inspect(v))
 		}
-		return true
+		return true, true
 	}
 	fn(inspect(body))
-	return true
+	return true, false
 }
 
-// inspect reads the members of one reply object.
+// inspect reads the members of one reply object, already validated as
+// JSON. A valid reply has jsonrpc "2.0", an id member, exactly one of
+// result and error (null counts as present), and an error that is an
+// object with an integer code and a string message. It allocates
+// nothing.
 func inspect(obj []byte) replyItem {
 	var it replyItem
-	var hasResult, hasError, version bool
+	var hasResult, hasError, hasID, version, errorOK bool
 	mems := parser.NewMembers(obj)
-	for k, _, v, ok := mems.Next(); ok; k, _, v, ok = mems.Next() {
+	for k, esc, v, ok := mems.Next(); ok; k, esc, v, ok = mems.Next() {
+		if esc {
+			continue // no member the tool reads is spelled with escapes
+		}
 		switch string(k) {
 		case "jsonrpc":
 			version = string(v) == `"2.0"`
 		case "result":
 			hasResult = true
 		case "error":
-			hasError = len(v) > 0 && v[0] == '{'
+			hasError = true
+			errorOK = wellFormedError(v)
 		case "id":
+			hasID = true
+			it.idNull = string(v) == "null"
 			it.id, it.idOK = parseID(v)
 		}
 	}
 	it.isError = hasError
-	it.valid = version && hasResult != hasError
+	it.valid = version && hasID && hasResult != hasError && (!hasError || errorOK)
 	return it
+}
+
+// wellFormedError reports whether v, valid JSON, is an error object: an
+// integer code and a string message.
+func wellFormedError(v []byte) bool {
+	if len(v) == 0 || v[0] != '{' {
+		return false
+	}
+	var code, message bool
+	mems := parser.NewMembers(v)
+	for k, esc, m, ok := mems.Next(); ok; k, esc, m, ok = mems.Next() {
+		if esc {
+			continue
+		}
+		switch string(k) {
+		case "code":
+			code = isInteger(m)
+		case "message":
+			message = len(m) > 0 && m[0] == '"'
+		}
+	}
+	return code && message
+}
+
+// isInteger reports whether the JSON value v is a number without
+// fraction or exponent.
+func isInteger(v []byte) bool {
+	if len(v) > 0 && v[0] == '-' {
+		v = v[1:]
+	}
+	if len(v) == 0 {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // parseID reads an id the tool sent: a positive integer.

@@ -15,6 +15,7 @@ type message struct {
 	parts [][]byte // text around the holes: len(parts) == holes+1
 	holes int      // calls that want a reply
 	calls int      // calls, notifications included
+	batch bool     // the text is an array: its reply must be one too
 }
 
 // appendBody appends the message with ids first, first+1, ... to dst.
@@ -71,7 +72,7 @@ func messagesFromFlags(method, params string, batch int, notify float64) ([]mess
 	out := make([]message, 0, n)
 	c := 0
 	for range n {
-		var m message
+		m := message{batch: batch > 1}
 		cur := []byte(nil)
 		if batch > 1 {
 			cur = append(cur, '[')
@@ -123,7 +124,7 @@ func messagesFromBodies(bodies [][]byte) ([]message, error) {
 		default:
 			return nil, fmt.Errorf("jetrpc bench: body %d is not a request: %s", i+1, m.Err.Error())
 		}
-		var msg message
+		msg := message{batch: m.Kind == parser.KindBatch}
 		last := 0
 		for _, r := range reqs {
 			if !r.Err.OK() {
@@ -143,6 +144,15 @@ func messagesFromBodies(bodies [][]byte) ([]message, error) {
 		out = append(out, msg)
 	}
 	return out, nil
+}
+
+// maxHoles returns the most calls wanting a reply in one message.
+func maxHoles(msgs []message) int {
+	n := 0
+	for i := range msgs {
+		n = max(n, msgs[i].holes)
+	}
+	return n
 }
 
 // offsetIn returns the offset of sub, a sub-slice of b, in b.

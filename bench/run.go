@@ -1,16 +1,18 @@
 package bench
 
-// NOTE: one goroutine per connection. Each keeps up to Config.Pipeline
+// NOTE: a worker is one connection. It keeps up to Config.Pipeline
 // requests in flight: it writes every request it may send in one write,
-// reads what has arrived, frames and checks the replies, and records the
-// latency of each request whose replies are all in. Request and reply
-// buffers are reused: a request costs no allocation in steady state.
+// reads what has arrived, frames and checks the replies (also those that
+// come when nothing is in flight), and records the latency of each
+// request whose replies are all in. The closed loop drives workers from
+// gnet event loops (loop.go), the open loop from a goroutine each (run).
+// Request and reply buffers, and the per-slot bitsets of calls seen, are
+// allocated once: a request costs no allocation in steady state.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
@@ -36,9 +38,14 @@ type inflight struct {
 	first    uint64    // id of its first call
 	holes    int       // calls that want a reply
 	got      int       // replies received
-	seen     uint64    // bit per call received (first 64 calls)
+	seen     []uint64  // bit per call received: this slot's words of worker.seen
 	intended time.Time // when it was meant to be sent
 	measured bool      // sent after the warmup
+	late     bool      // open loop: sent after the end; its latency counts, not its throughput
+	batch    bool      // sent as an array: its reply must be one
+	ended    bool      // stream: its one reply message is in, short or not
+	failed   bool      // ErrHTTPStatus counted: its calls are not also missing
+	shaped   bool      // ErrShape counted (once per request)
 }
 
 // worker is one connection.
@@ -53,9 +60,13 @@ type worker struct {
 	next  uint64 // next id
 	mi    int    // next message of the rotation
 	queue []inflight
-	head  int // oldest in flight, in queue (a ring)
-	n     int // requests in flight
+	head  int      // oldest in flight, in queue (a ring)
+	n     int      // requests in flight
+	seen  []uint64 // the ring slots' bitsets, words each; allocated once
+	words int      // words of seen per slot: enough for the largest message
 	sent  int64
+	// late: open loop, past the end: what push sends now is late.
+	late bool
 	// broken: the connection must be closed (event-loop mode).
 	broken bool
 	frame  parser.Framer
@@ -69,6 +80,20 @@ type worker struct {
 	errs map[string]int64 // by kind; owned by the worker until it ends
 }
 
+// newWorker returns connection idx of r, its buffers allocated.
+func newWorker(r *runner, idx int) *worker {
+	size := ringSize(r.cfg.Pipeline)
+	words := max(1, (maxHoles(r.msgs)+63)/64)
+	w := &worker{
+		r: r, idx: idx, errs: map[string]int64{},
+		hist:  hdrhistogram.New(histMin, histMax, histDigits),
+		queue: make([]inflight, size), seen: make([]uint64, size*words), words: words,
+		rbuf: make([]byte, 0, 64<<10),
+	}
+	w.frame.MaxSize = maxMessage
+	return w
+}
+
 // runner is one load test.
 type runner struct {
 	cfg      Config
@@ -77,12 +102,22 @@ type runner struct {
 	start    time.Time // measurement starts (after warmup)
 	end      time.Time // measurement ends (Duration mode)
 	budget   atomic.Int64
-	perConn  float64 // open loop: requests per second per connection
-	stopping atomic.Bool
+	perConn  float64     // open loop: requests per second per connection
+	stopping atomic.Bool // no more sends (closed loop); set at the end, or with halted
+	halted   atomic.Bool // stopped before the end: ctx done, or the request budget spent
 }
 
-// Run runs the load test described by cfg and returns its result. It
-// stops early, with what it has measured, when ctx is done.
+// halt stops the run before its end. Safe from any goroutine.
+func (r *runner) halt() {
+	r.halted.Store(true)
+	r.stopping.Store(true)
+}
+
+// Run runs the load test described by cfg and returns its result. After
+// the measured window it waits up to cfg.Timeout for the replies in
+// flight, then counts the measured requests left unanswered as timeouts
+// (see the package doc). It stops early, with what it has measured, when
+// ctx is done. It returns an error for a config it cannot run.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
@@ -100,6 +135,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Rate == 0 && !t.http && maxHoles(msgs) == 0 {
+		return nil, errors.New("jetrpc bench: every message is a notification, and over a stream the server " +
+			"never answers notifications: a closed loop has nothing to wait for; set -rate (an open loop)")
+	}
 	r := &runner{cfg: cfg, t: t, msgs: msgs}
 	r.budget.Store(cfg.Requests)
 	if cfg.Rate > 0 {
@@ -107,11 +146,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	workers := make([]*worker, cfg.Conns)
 	for i := range workers {
-		w := &worker{r: r, idx: i, errs: map[string]int64{}, hist: hdrhistogram.New(histMin, histMax, histDigits)}
-		w.queue = make([]inflight, ringSize(cfg.Pipeline))
-		w.rbuf = make([]byte, 0, 64<<10)
-		w.frame.MaxSize = 64 << 20
-		workers[i] = w
+		workers[i] = newWorker(r, i)
 	}
 	// Connect first, so that connection setup is not measured.
 	var wg sync.WaitGroup
@@ -125,7 +160,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.end = r.start.Add(cfg.Duration)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() { <-ctx.Done(); r.stopping.Store(true) }()
+	go func() { <-ctx.Done(); r.halt() }()
 	if cfg.Requests <= 0 {
 		go func() {
 			select {
@@ -145,7 +180,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			go func() { defer wg.Done(); w.run(now) }()
 		}
 		wg.Wait()
-	} else if err := r.runLoops(workers); err != nil {
+	} else if err := r.runLoops(ctx, workers); err != nil {
 		close(progressDone)
 		return nil, err
 	}
@@ -210,7 +245,20 @@ func (r *runner) takeBudget() bool {
 	return r.budget.Add(-1) >= 0
 }
 
-// run is the worker's loop.
+// measuring reports whether now is in the measured part of the run.
+func (r *runner) measuring(now time.Time) bool {
+	return !now.Before(r.start) && !r.stopping.Load()
+}
+
+// timed reports whether the run ends at a time (not after Requests).
+func (r *runner) timed() bool { return r.cfg.Requests <= 0 }
+
+// run is the worker's open loop: it sends each request at its intended
+// time, when a pipeline slot is free, and reads replies in between (and
+// whatever comes when nothing is in flight). After the end it still sends
+// the requests that were due in the window as slots free up, and waits
+// for the replies in flight up to their intended time plus Timeout (never
+// past the end plus Timeout); then endOpen counts what is left.
 func (w *worker) run(t0 time.Time) {
 	r := w.r
 	depth := r.cfg.Pipeline
@@ -219,30 +267,39 @@ func (w *worker) run(t0 time.Time) {
 		// Spread the connections' schedules over one interval.
 		stagger = time.Duration(float64(time.Second) / r.perConn * float64(w.idx) / float64(r.cfg.Conns))
 	}
+	nextAt := func(k int64) time.Time {
+		return t0.Add(stagger + time.Duration(float64(k)/r.perConn*float64(time.Second)))
+	}
+	defer func() { w.endOpen(nextAt) }()
 	for {
+		now := time.Now()
+		past := r.timed() && !now.Before(r.end)
+		halted := r.halted.Load() // ctx done, or the request budget spent
+		ending := past || halted
 		if w.conn == nil {
-			if r.stopping.Load() || !w.dial() {
-				if r.stopping.Load() {
-					return
-				}
+			if ending {
+				return
+			}
+			if !w.dial() {
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}
 		}
-		// Send what may be sent.
+		// Send what is due, as far as the pipeline allows: after the end
+		// too, for requests due in the window, so that a request due just
+		// before the end is not "unsent" (those count in the latencies,
+		// not in the throughput).
+		w.late = past
 		w.wbuf = append(w.wbuf[:0], w.pong...)
 		w.pong = w.pong[:0]
-		now := time.Now()
-		for w.n < depth && !r.stopping.Load() {
-			intended := now
-			if r.perConn > 0 {
-				intended = t0.Add(stagger + time.Duration(float64(w.sent)/r.perConn*float64(time.Second)))
-				if intended.After(now) {
-					break // not due yet
-				}
+		for w.n < depth && !halted {
+			intended := nextAt(w.sent)
+			if intended.After(now) || (r.timed() && !intended.Before(r.end)) {
+				break // not due yet, or past the window
 			}
 			if !intended.Before(r.start) && !r.takeBudget() {
-				r.stopping.Store(true) // Requests counts measured requests
+				r.halt() // Requests counts measured requests
+				halted, ending = true, true
 				break
 			}
 			w.push(intended)
@@ -254,28 +311,27 @@ func (w *worker) run(t0 time.Time) {
 				continue
 			}
 		}
-		if w.n == 0 {
-			if r.stopping.Load() {
-				return
-			}
-			if r.perConn > 0 {
-				// Open loop, nothing in flight: wait for the next send.
-				next := t0.Add(stagger + time.Duration(float64(w.sent)/r.perConn*float64(time.Second)))
-				time.Sleep(time.Until(next))
-			}
-			continue
+		if w.n == 0 && ending {
+			return
 		}
-		// Read replies; an open loop also wakes up for its next send.
+		// Read replies, or anything unasked for, until the next send is
+		// due, a reply is overdue, or (ending) the last request in flight
+		// has had its Timeout.
 		deadline := now.Add(r.cfg.Timeout)
-		if r.perConn > 0 && w.n < depth {
-			if next := t0.Add(stagger + time.Duration(float64(w.sent)/r.perConn*float64(time.Second))); next.Before(deadline) {
+		switch {
+		case ending:
+			deadline = w.newest().intended.Add(r.cfg.Timeout)
+		case w.n < depth:
+			if next := nextAt(w.sent); next.Before(deadline) {
 				deadline = next
 			}
 		}
-		if r.stopping.Load() && r.cfg.Requests <= 0 {
-			// Past the end: wait briefly for what is in flight, uncounted.
-			if d := now.Add(200 * time.Millisecond); d.Before(deadline) {
-				deadline = d
+		if r.timed() {
+			if lim := r.end.Add(r.cfg.Timeout); deadline.After(lim) {
+				deadline = lim // never overrun the window by more than Timeout
+			}
+			if !ending && w.n == 0 && deadline.After(r.end) {
+				deadline = r.end
 			}
 		}
 		_ = w.conn.SetReadDeadline(deadline)
@@ -287,21 +343,52 @@ func (w *worker) run(t0 time.Time) {
 		if k > 0 {
 			w.consume()
 		}
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				if r.stopping.Load() && r.cfg.Requests <= 0 {
-					return
-				}
-				if time.Since(w.oldest().intended) >= r.cfg.Timeout {
-					w.lost(ErrTimeout)
-				}
-				continue
-			}
-			if err == io.EOF || !r.stopping.Load() {
-				w.lost(ErrTransport)
-			}
+		if err == nil || w.conn == nil {
+			continue
 		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			switch {
+			case w.n == 0:
+				// A send is due, or the end has come.
+			case ending && !time.Now().Before(deadline):
+				w.lost(ErrTimeout) // out of time: what is left timed out
+				return
+			case time.Since(w.oldest().intended) >= r.cfg.Timeout:
+				w.lost(ErrTimeout)
+			}
+			continue
+		}
+		w.lost(ErrTransport)
+	}
+}
+
+// endOpen ends an open loop: the requests due in the measured window that
+// were never sent count as ErrUnsent, with their latency until now
+// recorded; what is still in flight counts as timed out.
+func (w *worker) endOpen(nextAt func(int64) time.Time) {
+	r := w.r
+	now := time.Now()
+	if w.n > 0 {
+		w.lost(ErrTimeout)
+	}
+	if !r.timed() {
+		return // a request count: the budget sets what is sent
+	}
+	stop := r.end
+	if now.Before(stop) {
+		stop = now // stopped early
+	}
+	for k := w.sent; ; k++ {
+		intended := nextAt(k)
+		if !intended.Before(stop) {
+			break
+		}
+		if intended.Before(r.start) {
+			continue
+		}
+		w.fail(ErrUnsent, true)
+		_ = w.hist.RecordValue(max(now.Sub(intended).Microseconds(), 1))
 	}
 }
 
@@ -341,37 +428,68 @@ func (w *worker) push(intended time.Time) {
 	measured := !intended.Before(r.start)
 	if !r.t.http && m.holes == 0 {
 		// A stream sends nothing back for notifications: done at once.
-		if measured {
+		if measured && !w.late {
 			w.done.Add(1)
 			w.calls.Add(int64(m.calls))
 		}
 		return
 	}
-	slot := &w.queue[(w.head+w.n)&(len(w.queue)-1)]
-	*slot = inflight{first: first, holes: m.holes, intended: intended, measured: measured}
+	i := (w.head + w.n) & (len(w.queue) - 1)
+	seen := w.seen[i*w.words : i*w.words+(m.holes+63)/64]
+	clear(seen)
+	w.queue[i] = inflight{first: first, holes: m.holes, seen: seen, intended: intended, measured: measured, late: w.late, batch: m.batch}
 	w.n++
-	if measured {
+	if measured && !w.late {
 		w.calls.Add(int64(m.calls - m.holes)) // notifications need no reply
 	}
 }
 
+// oldest returns the oldest request in flight; only when w.n > 0.
 func (w *worker) oldest() *inflight { return &w.queue[w.head] }
 
-// lost gives up on everything in flight and reopens the connection.
+// newest returns the latest request in flight; only when w.n > 0.
+func (w *worker) newest() *inflight { return &w.queue[(w.head+w.n-1)&(len(w.queue)-1)] }
+
+// lost gives up on everything in flight and reopens the connection. Each
+// measured request lost counts one error of kind (a timeout also records
+// its latency until now); with none measured in flight, the event counts
+// once while the run is measuring.
 func (w *worker) lost(kind string) {
-	measured := false
+	now := time.Now()
+	measured := 0
 	for w.n > 0 {
 		q := w.oldest()
-		measured = measured || q.measured
+		if q.measured {
+			measured++
+			w.fail(kind, true)
+			if kind == ErrTimeout {
+				_ = w.hist.RecordValue(max(now.Sub(q.intended).Microseconds(), 1))
+			}
+		}
 		w.pop()
 	}
-	w.fail(kind, measured || !w.r.stopping.Load())
+	if measured == 0 {
+		w.fail(kind, w.r.measuring(now))
+	}
 	if w.conn != nil {
 		_ = w.conn.Close()
 		w.conn = nil
 	}
 	w.broken = true
 	w.rbuf = w.rbuf[:0]
+}
+
+// timeoutAll counts every measured request in flight as timed out, with
+// its latency until now, at the end of a closed loop (its event loops
+// stopped).
+func (w *worker) timeoutAll() {
+	now := time.Now()
+	for ; w.n > 0; w.pop() {
+		if q := w.oldest(); q.measured {
+			w.fail(ErrTimeout, true)
+			_ = w.hist.RecordValue(max(now.Sub(q.intended).Microseconds(), 1))
+		}
+	}
 }
 
 func (w *worker) pop() {
@@ -383,18 +501,21 @@ func (w *worker) pop() {
 func (w *worker) finish() {
 	q := w.oldest()
 	if q.measured {
-		if q.got < q.holes {
+		if q.got < q.holes && !q.failed {
 			w.fail(ErrMissing, true)
 		}
 		us := time.Since(q.intended).Microseconds()
 		_ = w.hist.RecordValue(max(us, 1))
-		w.done.Add(1)
-		w.calls.Add(int64(q.got))
+		if !q.late {
+			w.done.Add(1)
+			w.calls.Add(int64(q.got))
+		}
 	}
 	w.pop()
 }
 
-// consume frames and checks the replies in rbuf.
+// consume frames and checks the replies in rbuf, also those that come
+// when nothing is in flight.
 func (w *worker) consume() {
 	used := 0
 	if w.r.t.ws {
@@ -407,9 +528,13 @@ func (w *worker) consume() {
 		w.rbuf = w.rbuf[:n]
 		return
 	}
-	for used < len(w.rbuf) && w.n > 0 {
+	for used < len(w.rbuf) {
 		in := w.rbuf[used:]
 		if w.r.t.http {
+			if w.n == 0 {
+				w.lost(ErrUnexpectedReply) // bytes no request asked for
+				return
+			}
 			resp, ok, bad := parseHTTPResponse(in, &w.chunk)
 			if bad {
 				w.lost(ErrHTTPFraming)
@@ -444,7 +569,7 @@ done:
 	w.rbuf = w.rbuf[:n]
 }
 
-// checkHTTP checks the reply to the oldest request.
+// checkHTTP checks the reply to the oldest request; only when w.n > 0.
 func (w *worker) checkHTTP(resp *httpResponse) {
 	q := w.oldest()
 	switch {
@@ -454,23 +579,29 @@ func (w *worker) checkHTTP(resp *httpResponse) {
 		}
 	case resp.status != 200:
 		w.fail(ErrHTTPStatus, q.measured)
+		q.failed = true // the status says it all: no "missing reply" on top
 	case w.r.cfg.NoCheck:
 		q.got = q.holes
 	default:
-		if !eachReply(resp.body, func(it replyItem) { w.match(q, it) }) {
+		ok, array := eachReply(resp.body, func(it replyItem) { w.match(q, it) })
+		switch {
+		case !ok:
 			w.fail(ErrNotJSON, q.measured)
+		case array != q.batch:
+			w.fail(ErrShape, q.measured)
 		}
 	}
 	w.finish()
 }
 
 // checkStream matches one reply message to its request, which on a
-// stream need not be the oldest.
+// stream need not be the oldest. A message with nothing in flight, or
+// with a null id, is a reply to no request.
 func (w *worker) checkStream(msg []byte) {
 	if w.r.cfg.NoCheck {
 		// One reply message per request, in order.
 		if w.n == 0 {
-			w.fail(ErrUnexpectedReply, true) // a message no request asked for
+			w.fail(ErrUnexpectedReply, w.r.measuring(time.Now())) // a message no request asked for
 			return
 		}
 		w.oldest().got = w.oldest().holes
@@ -478,23 +609,48 @@ func (w *worker) checkStream(msg []byte) {
 		return
 	}
 	var target *inflight
-	ok := eachReply(msg, func(it replyItem) {
+	items := 0
+	ok, array := eachReply(msg, func(it replyItem) {
+		items++
 		if target == nil {
-			target = w.find(it.id)
+			if it.idOK {
+				target = w.find(it.id)
+			}
 			if target == nil {
-				w.fail(ErrUnknownID, true)
+				kind := ErrUnknownID
+				if it.idNull || w.n == 0 {
+					kind = ErrUnexpectedReply
+				}
+				w.fail(kind, w.r.measuring(time.Now()))
 				return
 			}
 		}
+		if it.idNull {
+			w.fail(ErrUnexpectedReply, target.measured)
+			return
+		}
 		w.match(target, it)
 	})
-	if !ok {
-		w.fail(ErrNotJSON, true)
+	switch {
+	case !ok:
+		w.fail(ErrNotJSON, w.r.measuring(time.Now()))
 		return
+	case items == 0:
+		w.fail(ErrNotJSONRPC, w.r.measuring(time.Now())) // an empty array answers nothing
+		return
+	case target == nil:
+		return
+	}
+	if array != target.batch && !target.shaped {
+		w.fail(ErrShape, target.measured)
+		target.shaped = true
+	}
+	if array && target.batch {
+		target.ended = true // a batch's reply is one message: what is missing now stays missing
 	}
 	// Requests complete in order of their last reply; finish the ones at
 	// the head that are complete.
-	for w.n > 0 && w.oldest().got >= w.oldest().holes {
+	for w.n > 0 && (w.oldest().got >= w.oldest().holes || w.oldest().ended) {
 		w.finish()
 	}
 }
@@ -512,10 +668,14 @@ func (w *worker) find(id uint64) *inflight {
 
 // match checks one reply object against the request q.
 func (w *worker) match(q *inflight, it replyItem) {
+	inRange := it.idOK && it.id >= q.first && it.id < q.first+uint64(q.holes)
 	switch {
 	case !it.valid:
 		w.fail(ErrNotJSONRPC, q.measured)
-	case !it.idOK || it.id < q.first || it.id >= q.first+uint64(q.holes):
+		if !inRange {
+			return
+		}
+	case !inRange:
 		w.fail(ErrUnknownID, q.measured)
 		return
 	case it.isError && !w.r.cfg.ExpectError:
@@ -524,13 +684,12 @@ func (w *worker) match(q *inflight, it replyItem) {
 		w.fail(ErrUnexpectedOK, q.measured)
 	}
 	k := it.id - q.first
-	if k < 64 {
-		if q.seen&(1<<k) != 0 {
-			w.fail(ErrDuplicate, q.measured)
-			return
-		}
-		q.seen |= 1 << k
+	word, bit := k/64, uint64(1)<<(k%64)
+	if q.seen[word]&bit != 0 {
+		w.fail(ErrDuplicate, q.measured)
+		return
 	}
+	q.seen[word] |= bit
 	q.got++
 }
 
@@ -551,8 +710,11 @@ func (r *runner) progress(workers []*worker, done <-chan struct{}) {
 				errs += w.errors.Load()
 			}
 			phase := "measuring"
-			if now.Before(r.start) {
+			switch {
+			case now.Before(r.start):
 				phase = "warming up"
+			case r.timed() && !now.Before(r.end):
+				phase = "waiting for replies"
 			}
 			fmt.Fprintf(r.cfg.Progress, "\r\033[K%s %5.1fs  %9d req/s  %d requests  %d errors",
 				phase, time.Since(r.start).Seconds(), reqs-last, reqs, errs)

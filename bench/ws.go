@@ -78,12 +78,15 @@ func (w *worker) consumeWS(in []byte) (used int, bad bool) {
 				return used, false
 			}
 			n, hl = int64(binary.BigEndian.Uint64(b[2:10])), 10
-			if n < 0 || n > 64<<20 {
+			if n < 0 || n > maxMessage {
 				return used, true
 			}
 		}
 		if int64(len(b)-hl) < n {
 			return used, false
+		}
+		if op.IsControl() && (n > 125 || !fin) {
+			return used, true // RFC 6455 5.5: control frames are short and whole
 		}
 		payload := b[hl : hl+int(n)]
 		used += hl + int(n)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"time"
 
@@ -36,7 +37,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.Conns, "c", bench.DefaultConns, "connections")
 	fs.DurationVar(&cfg.Duration, "d", 0, "measured duration (default 10s; 5s against the in-process server)")
 	fs.Int64Var(&cfg.Requests, "n", 0, "stop after this many requests instead of a duration")
-	fs.DurationVar(&cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured warm-up before measuring")
+	fs.DurationVar(&cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured warm-up before measuring (0: none)")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop: total requests/s, latency from intended send times (0: closed loop)")
 	fs.IntVar(&cfg.Pipeline, "pipeline", 1, "requests in flight per connection")
 	fs.IntVar(&cfg.Batch, "batch", 1, "calls per request (a batch when > 1)")
@@ -46,7 +47,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	bodies := fs.String("bodies", "", "`file` of request bodies, one JSON-RPC message per line, sent in turn")
 	fs.BoolVar(&cfg.ExpectError, "expect-error", false, "the calls are expected to fail")
 	fs.BoolVar(&cfg.NoCheck, "no-check", false, "frame replies without checking them (for fixed-reply ceiling servers)")
-	fs.DurationVar(&cfg.Timeout, "timeout", bench.DefaultTimeout, "longest wait for a reply")
+	fs.DurationVar(&cfg.Timeout, "timeout", bench.DefaultTimeout, "longest wait for a reply; also the most the run waits after the end for replies in flight")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	plot := fs.String("plot", "", "write the latency distribution chart to this SVG `file`")
 	quiet := fs.Bool("q", false, "no progress line")
@@ -56,6 +57,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 1 {
 		fs.Usage()
 		return errors.New("one target at most")
+	}
+	if err := checkBenchFlags(fs, &cfg); err != nil {
+		return err
 	}
 	if *bodies != "" {
 		b, err := readBodies(*bodies)
@@ -116,6 +120,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if res.TotalErrors() > 0 {
 		return fmt.Errorf("%d errors: the server did not answer right", res.TotalErrors())
 	}
+	return nil
+}
+
+// checkBenchFlags refuses flag values that bench.Config would take as
+// "the default" (a zero count), and maps an explicit -warmup 0 to none.
+func checkBenchFlags(fs *flag.FlagSet, cfg *bench.Config) error {
+	switch {
+	case cfg.Conns <= 0:
+		return fmt.Errorf("-c %d: at least one connection", cfg.Conns)
+	case cfg.Pipeline <= 0:
+		return fmt.Errorf("-pipeline %d: at least one request in flight", cfg.Pipeline)
+	case cfg.Batch < 0:
+		return fmt.Errorf("-batch %d: a negative batch size", cfg.Batch)
+	case !(cfg.Rate >= 0) || math.IsInf(cfg.Rate, 0):
+		return fmt.Errorf("-rate %v: a finite number of requests/s, 0 or more", cfg.Rate)
+	case !(cfg.Notify >= 0 && cfg.Notify <= 1):
+		return fmt.Errorf("-notify %v: a share between 0 and 1", cfg.Notify)
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "warmup" && cfg.Warmup == 0 {
+			cfg.Warmup = -1 // none, where bench.Config's zero means the default
+		}
+	})
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/jetrpc/jetrpc/bench"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -103,5 +106,56 @@ func TestRun_usage(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"help"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "serve") {
 		t.Fatalf("help: %v %q", err, out.String())
+	}
+}
+
+// TestBench_flagErrors: counts that bench.Config would take as "the
+// default", and NaN or infinite rates and shares, are refused with a
+// clear error before anything is dialed.
+func TestBench_flagErrors(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"-c 0", "-c 0"},
+		{"-c -3", "-c -3"},
+		{"-pipeline 0", "-pipeline 0"},
+		{"-pipeline -1", "-pipeline -1"},
+		{"-batch -1", "-batch -1"},
+		{"-rate NaN", "-rate NaN"},
+		{"-rate Inf", "-rate +Inf"},
+		{"-notify NaN", "-notify NaN"},
+		{"-notify 1.5", "-notify 1.5"},
+	} {
+		args := append([]string{"bench", "-q"}, strings.Fields(c.args)...)
+		args = append(args, "tcp://127.0.0.1:1")
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want one naming %q", c.args, err, c.want)
+		}
+	}
+	err := run(context.Background(), []string{"bench", "-q", "http://:8080/"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "no host") {
+		t.Errorf("a target without a host: err %v", err)
+	}
+}
+
+// TestBench_warmupZero: an explicit -warmup 0 means none, where
+// bench.Config's zero means the default.
+func TestBench_warmupZero(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, bench.DefaultWarmup},
+		{[]string{"-warmup", "0"}, -1},
+		{[]string{"-warmup", "300ms"}, 300 * time.Millisecond},
+	} {
+		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+		cfg := bench.Config{Conns: 1, Pipeline: 1}
+		fs.DurationVar(&cfg.Warmup, "warmup", bench.DefaultWarmup, "")
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkBenchFlags(fs, &cfg); err != nil || cfg.Warmup != c.want {
+			t.Errorf("%v: warmup %v, err %v; want %v", c.args, cfg.Warmup, err, c.want)
+		}
 	}
 }
