@@ -275,7 +275,7 @@ func (cs *conn) serve(out []byte) []byte {
 	if cs.need > 0 && gc.InboundBuffered() < cs.need {
 		return out // a known-size body is still arriving: not worth a Peek
 	}
-	if cs.proto != protoWS && !cs.canRun() {
+	if !cs.canRun() {
 		return out // no message may start: leave the input in gnet's buffer (no Peek copy)
 	}
 	in, _ := gc.Peek(-1)

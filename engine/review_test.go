@@ -105,20 +105,29 @@ func TestStream_methodParseErrorKeepsConnection(t *testing.T) {
 // sending is bounded: past one message and one head it is disconnected,
 // and the server's heap does not grow with what it sent.
 func TestLimits_inputBoundedWhileHeldBack(t *testing.T) {
-	for _, mode := range []string{"http", "stream"} {
+	for _, mode := range []string{"http", "stream", "websocket"} {
 		t.Run(mode, func(t *testing.T) {
 			_, tcp, _ := startEngine(t, nil, engine.WithMaxMessageSize(1<<20), engine.WithMaxInFlight(1))
-			c, err := net.Dial("tcp", tcp)
-			if err != nil {
-				t.Fatal(err)
+			var c net.Conn
+			if mode == "websocket" {
+				c, _ = rawWS(t, tcp)
+			} else {
+				var err error
+				if c, err = net.Dial("tcp", tcp); err != nil {
+					t.Fatal(err)
+				}
 			}
 			defer c.Close()
 			slow := `{"jsonrpc":"2.0","method":"sleep","params":[3000],"id":1}`
 			junk := bytes.Repeat([]byte(" "), 1<<20) // whitespace between stream messages
-			if mode == "http" {
+			switch mode {
+			case "http":
 				_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(len(slow))+"\r\n\r\n"+slow)
 				junk = bytes.Repeat([]byte("\r\n"), 1<<19) // empty lines before a request line
-			} else {
+			case "websocket":
+				_, _ = c.Write(frame(true, 0x1, []byte(slow), true))
+				junk = bytes.Repeat(frame(true, 0x9, []byte("ping"), true), 1<<20/10) // pings, each served once it may
+			default:
 				_, _ = io.WriteString(c, slow+"\n")
 			}
 			time.Sleep(100 * time.Millisecond) // the request is on a worker
