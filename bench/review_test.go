@@ -583,7 +583,7 @@ func TestRun_wrongServersTable(t *testing.T) {
 			return revOK(revIDs(l)[0]) + "\n"
 		})}, true},
 		{"stream result when error expected", Config{ExpectError: true, Target: stream(func(l string, _ int) string { return revOK(revIDs(l)[0]) + "\n" })}, true},
-		{"stream reordered pipeline (right)", Config{Pipeline: 4, Target: stream(func() func(string, int) string {
+		{"stream reordered pipeline (right)", Config{Pipeline: 4, Conns: 1, Target: stream(func() func(string, int) string {
 			var held string
 			return func(l string, n int) string {
 				r := revOK(revIDs(l)[0]) + "\n"
