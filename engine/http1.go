@@ -59,6 +59,17 @@ type headScan struct {
 // statusOK when r describes a complete head, or the error status to
 // answer (the connection must then be closed). maxHead limits the head.
 func parseHead(b []byte, s *headScan, maxHead int, r *httpReq) int {
+	if s.from == 0 && !s.started && len(b) > 0 && b[0] != '\r' && b[0] != '\n' {
+		// Fast path, the usual case: the whole head in one read. parseLines
+		// checks that every line ends with CRLF, so a bare LF before the
+		// blank line is refused as below.
+		if k := bytes.Index(b, crlf2); k >= 0 {
+			if k+4 > maxHead {
+				return statusHeaderTooLarge
+			}
+			return parseLines(b[:k+4], r)
+		}
+	}
 	i := s.from
 	for {
 		j := bytes.IndexByte(b[i:], '\n')
@@ -87,6 +98,8 @@ func parseHead(b []byte, s *headScan, maxHead int, r *httpReq) int {
 	return parseLines(b[:i], r)
 }
 
+var crlf2 = []byte("\r\n\r\n")
+
 // parseLines parses a complete head (b ends with the blank line).
 func parseLines(b []byte, r *httpReq) int {
 	*r = httpReq{headLen: len(b), bodyLen: -1}
@@ -95,10 +108,12 @@ func parseLines(b []byte, r *httpReq) int {
 	for i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n' {
 		i += 2
 	}
-	// Request line: method SP target SP version.
-	// Every '\n' of b follows a '\r' (parseHead checked); a stray '\r'
+	// Request line: method SP target SP version, then CRLF; a stray '\r'
 	// inside a line is a control character and refused below.
 	eol := i + bytes.IndexByte(b[i:], '\n') - 1
+	if eol < i || b[eol] != '\r' {
+		return statusBadRequest // bare LF
+	}
 	line := b[i:eol]
 	sp := bytes.IndexByte(line, ' ')
 	if sp <= 0 || !isToken(line[:sp]) {
@@ -132,18 +147,37 @@ func parseLines(b []byte, r *httpReq) int {
 	hosts := 0
 	i = eol + 2
 	for i < len(b) {
-		eol = i + bytes.IndexByte(b[i:], '\n') - 1
-		line = b[i:eol]
-		i = eol + 2
-		if len(line) == 0 {
-			break
+		// One pass over the field line: a token, a colon, a value without
+		// control characters, CRLF. This refuses obs-fold, a space before
+		// the colon and a stray CR (b ends with the blank line, so a line
+		// always ends inside b).
+		if b[i] == '\r' {
+			if b[i+1] != '\n' {
+				return statusBadRequest // a stray CR
+			}
+			break // the blank line
 		}
-		if !validField(line) {
-			return statusBadRequest // includes obs-fold and space before the colon
+		start := i
+		for tchar[b[i]] {
+			i++
 		}
-		colon := bytes.IndexByte(line, ':')
-		name, value := line[:colon], trimOWS(line[colon+1:])
+		if i == start || b[i] != ':' {
+			return statusBadRequest
+		}
+		name := b[start:i]
+		i++
+		vs := i
+		for fieldChar[b[i]] {
+			i++
+		}
+		if b[i] != '\r' || b[i+1] != '\n' {
+			return statusBadRequest
+		}
+		value := trimOWS(b[vs:i])
+		i += 2
 		switch {
+		case !fieldOfInterest(name):
+			// Most fields: nothing to do.
 		case equalFold(name, "content-length"):
 			if sawCL {
 				return statusBadRequest
@@ -208,7 +242,8 @@ func parseLines(b []byte, r *httpReq) int {
 }
 
 // validField reports whether line (without CRLF) is a well-formed header
-// field: a token, a colon, a value without control characters.
+// field: a token, a colon, a value without control characters (for
+// chunked trailers; parseLines checks head fields in its own pass).
 func validField(line []byte) bool {
 	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 || !isToken(line[:colon]) {
@@ -220,6 +255,18 @@ func validField(line []byte) bool {
 		}
 	}
 	return true
+}
+
+// fieldOfInterest reports, from its length alone, whether a header
+// field name may be one that parseLines reads: most names are then
+// compared with none of them.
+func fieldOfInterest(name []byte) bool {
+	switch len(name) {
+	case len("host"), len("expect"), len("upgrade"), len("connection"), len("content-type"),
+		len("content-length"), len("transfer-encoding"), len("sec-websocket-version"):
+		return true
+	}
+	return false
 }
 
 // parseLength parses a Content-Length value: decimal digits only.
@@ -262,6 +309,15 @@ var tchar = func() (t [256]bool) {
 	}
 	for _, c := range "!#$%&'*+-.^_`|~" {
 		t[c] = true
+	}
+	return t
+}()
+
+// fieldChar marks the bytes a field value may hold: visible ASCII,
+// space, tab and obs-text (0x80 and up); not controls, not DEL.
+var fieldChar = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= ' ' && c != 0x7f || c == '\t'
 	}
 	return t
 }()
