@@ -23,7 +23,9 @@
 // SHUT_WR, as nc -N and socat do) and still read every reply: gnet closes
 // a connection at EOF, so when work is still running then, the connection
 // is finished by a goroutine on a duplicate of its descriptor, which also
-// serves the complete requests still buffered.
+// serves the complete requests still buffered. TCP cannot tell a half-close
+// from a client that closed and left, so the connection's context is then
+// cancelled only when that work is done (or a write fails, or Stop gives up).
 //
 // # WebSocket
 //
