@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -94,6 +95,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body := pool.Requests.Get()
 	defer pool.Requests.Put(body)
 	if _, err := body.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			// An outer limit (http.MaxBytesHandler) cut the body off.
+			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
 		http.Error(w, "cannot read request body", http.StatusBadRequest)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
 
 	"github.com/bytedance/sonic/encoder"
@@ -42,8 +43,13 @@ type Conn interface {
 type connKey struct{}
 
 // ContextWithConn returns a context carrying c, for ConnFrom. Servers call
-// it once per connection.
+// it once per connection. c's dynamic type must be comparable (a pointer,
+// typically): subscriptions tell connections apart with ==. It panics
+// otherwise, as that is a programming error.
 func ContextWithConn(ctx context.Context, c Conn) context.Context {
+	if c != nil && !reflect.TypeOf(c).Comparable() {
+		panic("jetrpc: handler.ContextWithConn: the Conn's type " + reflect.TypeOf(c).String() + " is not comparable; use a pointer")
+	}
 	return context.WithValue(ctx, connKey{}, c)
 }
 

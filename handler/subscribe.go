@@ -139,10 +139,16 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 			delete(reg.live, s.id)
 			reg.mu.Unlock()
 		})
+		ok := false
+		defer func() {
+			if !ok { // start failed or panicked
+				s.end()
+			}
+		}()
 		if err := start(ctx, p, s); err != nil {
-			s.end()
 			return "", err
 		}
+		ok = true
 		return s.id, nil
 	}
 	unsubscribe := func(ctx context.Context, p [1]string) (bool, error) {
@@ -166,10 +172,27 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 	}
 	t.subs[ns] = reg
 	t.mu.Unlock()
+	// On failure nothing of the namespace is left (unless the table was
+	// sealed meanwhile: then it is in use and must not change).
+	undo := func(name string) {
+		t.mu.Lock()
+		if !t.sealed.Load() {
+			delete(t.subs, ns)
+			if name != "" {
+				delete(t.methods, name)
+			}
+		}
+		t.mu.Unlock()
+	}
 	if err := TryRegister(t, ns+"_subscribe", subscribe, append([]MethodOption{Description("subscribe to " + ns + " notifications")}, opts...)...); err != nil {
+		undo("")
 		return err
 	}
-	return TryRegister(t, ns+"_unsubscribe", unsubscribe, Inline(), Description("end a "+ns+" subscription"), ParamNames("id"))
+	if err := TryRegister(t, ns+"_unsubscribe", unsubscribe, Inline(), Description("end a "+ns+" subscription"), ParamNames("id")); err != nil {
+		undo(ns + "_subscribe")
+		return err
+	}
+	return nil
 }
 
 // Subscriptions returns the number of live subscriptions of namespace ns

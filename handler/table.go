@@ -131,7 +131,9 @@ func (t *Table) Workers() *pool.Workers { return t.workers() }
 // seal marks the table as dispatching.
 func (t *Table) seal() {
 	if !t.sealed.Load() {
+		t.mu.Lock() // after any registration in progress: it then gets ErrSealed, never a map write under a lookup
 		t.sealed.Store(true)
+		t.mu.Unlock()
 	}
 }
 

@@ -37,6 +37,10 @@ const MaxClockInterval = time.Hour
 // FailCode is the application error code of the fail method.
 const FailCode handler.Code = 1000
 
+// errOverflowSub answers a subtract whose difference does not fit in 64
+// bits.
+var errOverflowSub = handler.NewError(handler.CodeInvalidParams, "Invalid params: the difference overflows a 64-bit integer")
+
 // errOverflow answers an add whose sum does not fit in 64 bits.
 var errOverflow = handler.NewError(handler.CodeInvalidParams, "Invalid params: the sum overflows a 64-bit integer")
 
@@ -63,7 +67,11 @@ var getData = handler.Raw(`["hello",5]`)
 func Register(t *handler.Table) {
 	inline := handler.Inline()
 	handler.Register(t, "subtract", func(_ context.Context, p SubtractParams) (int64, error) {
-		return p.Minuend - p.Subtrahend, nil
+		d := p.Minuend - p.Subtrahend
+		if (d < p.Minuend) != (p.Subtrahend > 0) {
+			return 0, errOverflowSub
+		}
+		return d, nil
 	}, inline, handler.Description("minuend - subtrahend"))
 	handler.Register(t, "sum", func(_ context.Context, p []float64) (float64, error) {
 		s := 0.0
