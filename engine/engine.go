@@ -239,11 +239,16 @@ func (e *Engine) accept(ln net.Listener) {
 	}
 }
 
+// stopGrace is how long Stop waits, once its context has ended and the
+// handlers' contexts are cancelled, for the replies of those that return.
+const stopGrace = 200 * time.Millisecond
+
 // Stop stops accepting, lets the requests already received finish and
 // their replies reach the wire, then closes every connection and the
-// event loops. If ctx ends first, the remaining connections are closed
-// at once (their handlers' contexts are cancelled) and ctx's error is
-// returned. Stop must not be called from a handler running inline.
+// event loops. If ctx ends first, the handlers still running see their
+// contexts cancelled; the replies of those that return within a short
+// grace (200 ms) are still written, then the remaining connections are
+// closed and ctx's error is returned. Stop must not be called from a handler running inline.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	switch e.state {
@@ -276,6 +281,14 @@ func (e *Engine) Stop(ctx context.Context) error {
 		}
 	}
 	e.cancel()
+	if err != nil {
+		// The handlers still running see their context cancelled: those
+		// that return at once (-32001) get a short grace for their replies
+		// to reach the wire before the connections are closed.
+		for end := time.Now().Add(stopGrace); e.nconns.Load() > 0 && time.Now().Before(end); {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	close(e.tickDone)
 	_ = e.cli.Stop()
 	if e.ownPool {

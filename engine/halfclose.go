@@ -79,6 +79,7 @@ func (cs *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct
 	}()
 	var out []byte
 	off := 0
+	stopping, giveUp := e.baseCtx.Done(), (<-chan time.Time)(nil)
 	for {
 		out = cs.drain(out[:0])
 		if rest != nil && off < len(rest.B) && !cs.closing {
@@ -104,7 +105,11 @@ func (cs *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct
 		}
 		select {
 		case <-wake:
-		case <-e.baseCtx.Done(): // Stop gave up waiting
+		case <-stopping:
+			// Stop gave up waiting and cancelled the handlers: the grace
+			// Stop gives their replies, then give up too.
+			stopping, giveUp = nil, time.After(stopGrace)
+		case <-giveUp:
 			return
 		}
 	}

@@ -444,3 +444,40 @@ func TestStop_httpReplyClosesConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// When Stop's context ends first, a handler that returns on its
+// cancelled context still gets its reply (-32001) to the client, over a
+// stream and over HTTP.
+func TestStop_cancelledHandlersStillReply(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet()))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := e.Addrs()[0].String()
+	sleep := `{"jsonrpc":"2.0","method":"sleep","params":[30000],"id":7}`
+	var conns []net.Conn
+	for _, req := range []string{sleep + "\n", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(len(sleep)) + "\r\n\r\n" + sleep} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, _ = io.WriteString(c, req)
+		conns = append(conns, c)
+	}
+	time.Sleep(100 * time.Millisecond) // both on workers
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := e.Stop(ctx); err != context.DeadlineExceeded {
+		t.Fatalf("Stop: %v", err)
+	}
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		got, _ := io.ReadAll(c)
+		if !strings.Contains(string(got), `"code":-32001`) || !strings.Contains(string(got), `"id":7`) {
+			t.Errorf("connection %d: got %q, want a -32001 reply", i, got)
+		}
+	}
+}

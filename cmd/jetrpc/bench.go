@@ -52,6 +52,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	plot := fs.String("plot", "", "write the latency distribution chart to this SVG `file`")
 	quiet := fs.Bool("q", false, "no progress line")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h: the usage was printed
+		}
 		return err
 	}
 	if fs.NArg() > 1 {

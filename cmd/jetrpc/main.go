@@ -44,6 +44,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // the first signal stops gracefully; a second one exits at once
+	}()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "jetrpc:", err)
 		os.Exit(2)
@@ -85,6 +89,9 @@ type addrList struct {
 func (a addrList) String() string { return "" }
 
 func (a addrList) Set(v string) error {
+	if v == "" || strings.HasSuffix(v, "://") {
+		return errors.New("empty address")
+	}
 	if !strings.Contains(v, "://") {
 		v = a.scheme + v
 	}
@@ -122,11 +129,47 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	noV1 := fs.Bool("reject-v1", false, "answer JSON-RPC 1.0 requests with -32600")
 	verbose := fs.Bool("v", false, "log debug messages")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) to `file` until the server stops")
+	stopTimeout := fs.Duration("stop-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long requests in flight may take before their contexts are cancelled and the server exits (a second signal exits at once)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h: the usage was printed
+		}
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected argument %q (addresses go after --http, --tcp, --ws or --unix)", fs.Arg(0))
+	}
+	if !strings.HasPrefix(*wsPath, "/") {
+		return fmt.Errorf("serve: --ws-path %q must start with /", *wsPath)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"loops", *loops}, {"workers", *workers}, {"queue", *queue}, {"max-message", *maxMsg},
+		{"max-header", *maxHeader}, {"max-batch", *maxBatch}, {"max-depth", *maxDepth},
+		{"max-conns", *maxConns}, {"max-inflight", *maxInFlight}, {"max-pending", *maxPending},
+		{"max-push-queue", *maxPush},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("serve: --%s %d: must not be negative (0 means the default)", f.name, f.v)
+		}
+	}
+	if *stopTimeout <= 0 {
+		return fmt.Errorf("serve: --stop-timeout %v must be positive", *stopTimeout)
 	}
 	if len(addrs) == 0 {
 		addrs = []string{engine.DefaultAddr}
+	}
+	var profile *os.File
+	if *cpuProfile != "" {
+		// Opened before listening, so that a bad path fails before serving.
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		profile = f
 	}
 	level := slog.LevelInfo
 	if *verbose {
@@ -174,20 +217,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/, ws://%s%s and tcp://%s\n", a, a, *wsPath, a)
 		}
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
+	if profile != nil {
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			_ = e.Stop(context.Background())
 			return err
 		}
 		defer pprof.StopCPUProfile()
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "jetrpc: stopping")
-	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	stopCtx, cancel := context.WithTimeout(context.Background(), *stopTimeout)
 	defer cancel()
 	return e.Stop(stopCtx)
 }

@@ -159,3 +159,38 @@ func TestBench_warmupZero(t *testing.T) {
 		}
 	}
 }
+
+// -h prints the usage and is not an error, for both commands.
+func TestHelpIsNotAnError(t *testing.T) {
+	for _, cmd := range []string{"serve", "bench"} {
+		var errOut syncBuffer
+		if err := run(context.Background(), []string{cmd, "-h"}, io.Discard, &errOut); err != nil {
+			t.Errorf("%s -h: %v", cmd, err)
+		}
+		if !strings.Contains(errOut.String(), "-max") && !strings.Contains(errOut.String(), "-pipeline") {
+			t.Errorf("%s -h printed no flags: %q", cmd, errOut.String())
+		}
+	}
+}
+
+// serve refuses bad arguments before it listens.
+func TestServe_rejectsBadArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"--http", "127.0.0.1:0", "127.0.0.1:9999"},
+		{"--http", "127.0.0.1:0", "--ws-path", "ws"},
+		{"--http", "127.0.0.1:0", "--cpuprofile", "/nonexistent/dir/x.prof"},
+		{"--http", ""},
+		{"--unix", ""},
+		{"--http", "127.0.0.1:0", "--loops", "-3"},
+		{"--http", "127.0.0.1:0", "--max-message", "-1"},
+		{"--http", "127.0.0.1:0", "--stop-timeout", "0s"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		var out syncBuffer
+		err := run(ctx, append([]string{"serve"}, args...), &out, io.Discard)
+		cancel()
+		if err == nil || strings.Contains(out.String(), "serving") {
+			t.Errorf("%q: err %v, stdout %q: want an error before serving", args, err, out.String())
+		}
+	}
+}
