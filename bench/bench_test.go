@@ -1,12 +1,9 @@
 package bench_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,34 +134,7 @@ func TestRun_bodies(t *testing.T) {
 // wrongServer answers newline-delimited requests with the replies made by
 // answer, to check that the tool notices.
 func wrongServer(t *testing.T, answer func(line string, n int) string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for n := 0; ; n++ {
-					line, err := r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if _, err := io.WriteString(c, answer(line, n)); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return "tcp://" + ln.Addr().String()
+	return "tcp://" + bench.NewLineServer(t, answer)
 }
 
 // idOf extracts the id the tool sent.

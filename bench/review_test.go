@@ -29,9 +29,11 @@ import (
 	"github.com/jetrpc/jetrpc/handler/demo"
 )
 
-// revLineServer: a newline-delimited stream server; answer gets each
-// request line and returns what to write (possibly "").
-func revLineServer(t *testing.T, answer func(line string, n int) string) string {
+// NewLineServer starts a newline-delimited stream server on loopback for
+// the tests (also the external ones: bench_test) and returns its address:
+// answer gets each request line and its number on the connection, and
+// returns what to write (possibly "").
+func NewLineServer(t *testing.T, answer func(line string, n int) string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -227,7 +229,7 @@ func TestParseHTTPResponse_malformedSizes(t *testing.T) {
 func TestRun_streamNotificationsOnly(t *testing.T) {
 	var inWindow, total atomic.Int64
 	var end atomic.Int64
-	addr := revLineServer(t, func(string, int) string {
+	addr := NewLineServer(t, func(string, int) string {
 		total.Add(1)
 		if time.Now().UnixNano() < end.Load() {
 			inWindow.Add(1)
@@ -275,7 +277,7 @@ func TestRun_bigBatchDuplicateHidesMissing(t *testing.T) {
 // revStallAt answers every request right until the time at, then reads
 // and never answers again.
 func revStallAt(t *testing.T, at *atomic.Int64) string {
-	return revLineServer(t, func(line string, n int) string {
+	return NewLineServer(t, func(line string, n int) string {
 		if time.Now().UnixNano() >= at.Load() {
 			return ""
 		}
@@ -334,7 +336,7 @@ func TestRun_stallOpenLoop(t *testing.T) {
 // TestRun_batchAnsweredAsSingles: on a stream a batch answered by
 // separate objects, one message each, passed as correct.
 func TestRun_batchAnsweredAsSingles(t *testing.T) {
-	addr := revLineServer(t, func(line string, _ int) string {
+	addr := NewLineServer(t, func(line string, _ int) string {
 		var b strings.Builder
 		for _, id := range revIDs(line) {
 			b.WriteString(revOK(id) + "\n")
@@ -352,7 +354,7 @@ func TestRun_batchAnsweredAsSingles(t *testing.T) {
 // array passed, over HTTP and streams.
 func TestRun_singleAnsweredAsArray(t *testing.T) {
 	httpTarget := revHTTPServer(t, func(body string) string { return "[" + revOK(revIDs(body)[0]) + "]" })
-	stream := "tcp://" + revLineServer(t, func(line string, _ int) string { return "[" + revOK(revIDs(line)[0]) + "]\n" })
+	stream := "tcp://" + NewLineServer(t, func(line string, _ int) string { return "[" + revOK(revIDs(line)[0]) + "]\n" })
 	for _, target := range []string{httpTarget, stream} {
 		res := revRun(t, Config{Target: target, Requests: 50})
 		t.Logf("%s: requests %d errors %v", target, res.Requests, res.Errors)
@@ -366,7 +368,7 @@ func TestRun_singleAnsweredAsArray(t *testing.T) {
 // one message; when that array is short the missing calls count at once,
 // instead of the request waiting for its timeout.
 func TestRun_streamShortBatchFinishesAtOnce(t *testing.T) {
-	addr := revLineServer(t, func(line string, _ int) string {
+	addr := NewLineServer(t, func(line string, _ int) string {
 		ids := revIDs(line)
 		return "[" + revOK(ids[0]) + "," + revOK(ids[2]) + "]\n"
 	})
@@ -384,7 +386,7 @@ func TestRun_streamShortBatchFinishesAtOnce(t *testing.T) {
 // read.
 func TestRun_replyToNotification(t *testing.T) {
 	var replied atomic.Int64
-	addr := revLineServer(t, func(string, int) string {
+	addr := NewLineServer(t, func(string, int) string {
 		replied.Add(1)
 		return `{"jsonrpc":"2.0","result":3,"id":null}` + "\n"
 	})
@@ -414,7 +416,7 @@ func TestRun_unaskedHTTPBytes(t *testing.T) {
 func TestRun_warmupErrorsUncounted(t *testing.T) {
 	var until atomic.Int64
 	until.Store(math.MaxInt64)
-	addr := revLineServer(t, func(line string, _ int) string {
+	addr := NewLineServer(t, func(line string, _ int) string {
 		r := revOK(revIDs(line)[0]) + "\n"
 		if time.Now().UnixNano() < until.Load() {
 			r = revOK("999999") + "\n" + r
@@ -469,7 +471,7 @@ func TestRun_malformedReplyObjects(t *testing.T) {
 		`{"jsonrpc":"2.0","result":3,"error":null,"id":%s}`,
 		`{"jsonrpc":"2.0","error":{},"id":%s}`,
 	} {
-		addr := revLineServer(t, func(line string, _ int) string { return fmt.Sprintf(reply, revIDs(line)[0]) + "\n" })
+		addr := NewLineServer(t, func(line string, _ int) string { return fmt.Sprintf(reply, revIDs(line)[0]) + "\n" })
 		res := revRun(t, Config{Target: "tcp://" + addr, Requests: 20, ExpectError: strings.Contains(reply, "{}")})
 		if res.Errors[ErrNotJSONRPC] != 20 {
 			t.Errorf("%s: errors %v, want 20 not json-rpc", reply, res.Errors)
@@ -479,7 +481,7 @@ func TestRun_malformedReplyObjects(t *testing.T) {
 
 // TestResult_noCheckTable: a --no-check run said "every reply checked".
 func TestResult_noCheckTable(t *testing.T) {
-	addr := revLineServer(t, func(string, int) string { return "{\"wrong\":1}\n" })
+	addr := NewLineServer(t, func(string, int) string { return "{\"wrong\":1}\n" })
 	res := revRun(t, Config{Target: "tcp://" + addr, Requests: 20, NoCheck: true})
 	var b strings.Builder
 	res.WriteTable(&b)
@@ -571,7 +573,7 @@ func TestRun_wrongServersTable(t *testing.T) {
 		cfg     Config
 		wantErr bool
 	}
-	stream := func(f func(line string, n int) string) string { return "tcp://" + revLineServer(t, f) }
+	stream := func(f func(line string, n int) string) string { return "tcp://" + NewLineServer(t, f) }
 	cases := []tc{
 		{"stream wrong id", Config{Target: stream(func(l string, _ int) string { return revOK("999999") + "\n" })}, true},
 		{"stream dup", Config{Target: stream(func(l string, _ int) string { r := revOK(revIDs(l)[0]) + "\n"; return r + r })}, true},
@@ -735,7 +737,7 @@ func TestRun_exactCounts(t *testing.T) {
 
 // TestRun_openLoopMidStall: one 300 ms stall mid-run shows in the tail.
 func TestRun_openLoopMidStall(t *testing.T) {
-	addr := revLineServer(t, func(line string, n int) string {
+	addr := NewLineServer(t, func(line string, n int) string {
 		if n == 60 {
 			time.Sleep(300 * time.Millisecond)
 		}
