@@ -646,7 +646,9 @@ func TestRun_wrongServersTable(t *testing.T) {
 		if c.cfg.Requests == 0 {
 			c.cfg.Requests = 24
 		}
-		c.cfg.Conns = 4
+		if c.cfg.Conns == 0 {
+			c.cfg.Conns = 4
+		}
 		if c.cfg.Timeout == 0 {
 			c.cfg.Timeout = 100 * time.Millisecond
 		}
