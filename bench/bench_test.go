@@ -17,23 +17,7 @@ import (
 )
 
 // serve starts the demo methods on TCP and a Unix socket.
-func serve(t *testing.T) (tcp, unix string) {
-	t.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	tab := handler.NewTable(handler.WithLogger(quiet))
-	demo.Register(tab)
-	sock := filepath.Join(t.TempDir(), "b.sock")
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+sock), engine.WithLogger(quiet))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return e.Addrs()[0].String(), sock
-}
+func serve(t *testing.T) (tcp, unix string) { return bench.StartDemoServer(t) }
 
 func run(t *testing.T, cfg bench.Config) *bench.Result {
 	t.Helper()

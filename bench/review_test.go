@@ -34,6 +34,25 @@ import (
 // answer gets each request line and its number on the connection, and
 // returns what to write (possibly "").
 func NewLineServer(t *testing.T, answer func(line string, n int) string) string {
+	return fakeServer(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		for n := 0; ; n++ {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if s := answer(line, n); s != "" {
+				if _, err := io.WriteString(c, s); err != nil {
+					return
+				}
+			}
+		}
+	})
+}
+
+// fakeServer listens on loopback until the test ends, runs each
+// connection with conn (closing it after), and returns the address.
+func fakeServer(t *testing.T, conn func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,18 +67,7 @@ func NewLineServer(t *testing.T, answer func(line string, n int) string) string 
 			}
 			go func() {
 				defer c.Close()
-				r := bufio.NewReader(c)
-				for n := 0; ; n++ {
-					line, err := r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if s := answer(line, n); s != "" {
-						if _, err := io.WriteString(c, s); err != nil {
-							return
-						}
-					}
-				}
+				conn(c)
 			}()
 		}
 	}()
@@ -120,45 +128,29 @@ func revHTTPServer(t *testing.T, reply func(body string) string) string {
 // respond returns, in pieces split at every `|` (with a short pause), so
 // that the tool sees replies cut at odd places.
 func revRawHTTP(t *testing.T, respond func(body string, n int) string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
+	return "http://" + fakeServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for n := 0; ; n++ {
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for n := 0; ; n++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					b := make([]byte, req.ContentLength)
-					if _, err := io.ReadFull(req.Body, b); err != nil {
-						return
-					}
-					out := respond(string(b), n)
-					if out == "CLOSE" {
-						return
-					}
-					for _, p := range strings.Split(out, "|") {
-						if _, err := c.Write([]byte(p)); err != nil {
-							return
-						}
-						time.Sleep(time.Millisecond)
-					}
+			b := make([]byte, req.ContentLength)
+			if _, err := io.ReadFull(req.Body, b); err != nil {
+				return
+			}
+			out := respond(string(b), n)
+			if out == "CLOSE" {
+				return
+			}
+			for _, p := range strings.Split(out, "|") {
+				if _, err := c.Write([]byte(p)); err != nil {
+					return
 				}
-			}()
+				time.Sleep(time.Millisecond)
+			}
 		}
-	}()
-	return "http://" + ln.Addr().String() + "/"
+	}) + "/"
 }
 
 func revOK(id string) string { return `{"jsonrpc":"2.0","result":3,"id":` + id + `}` }
@@ -167,8 +159,10 @@ func revResp(body string) string {
 	return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
 }
 
-// revServe starts the demo methods of jetrpc on TCP and a Unix socket.
-func revServe(t *testing.T) (tcp, unix string) {
+// StartDemoServer serves jetrpc's demo methods on TCP and a Unix socket
+// until the test ends, for the tests (also the external ones: bench_test),
+// and returns both addresses.
+func StartDemoServer(t *testing.T) (tcp, unix string) {
 	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
 	tab := handler.NewTable(handler.WithLogger(quiet))
@@ -178,7 +172,11 @@ func revServe(t *testing.T) (tcp, unix string) {
 	if err := e.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ctx, c := context.WithTimeout(context.Background(), 5*time.Second); defer c(); _ = e.Stop(ctx) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	})
 	return e.Addrs()[0].String(), sock
 }
 
@@ -718,7 +716,7 @@ func TestRun_webSocketFragmentsAndPings(t *testing.T) {
 // TestRun_exactCounts: a request budget is met exactly, without errors,
 // over every transport and mode.
 func TestRun_exactCounts(t *testing.T) {
-	tcp, unix := revServe(t)
+	tcp, unix := StartDemoServer(t)
 	for _, c := range []Config{
 		{Target: "http://" + tcp + "/", Batch: 5, Pipeline: 3},
 		{Target: "ws://" + tcp + "/", Batch: 5, Pipeline: 3},

@@ -166,11 +166,8 @@ func TestStop_deadlineHoldsWithStuckHandler(t *testing.T) {
 		<-release // ignores ctx, like a driver call without one
 		return 0, nil
 	})
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet()))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("tcp", e.Addrs()[0].String())
+	e, tcp, _ := startEngine(t, tab)
+	c, err := net.Dial("tcp", tcp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,13 +412,8 @@ func BenchmarkLargeMessage(b *testing.B) {
 // "Connection: close", so that the client does not send its next request
 // on a connection about to close.
 func TestStop_httpReplyClosesConnection(t *testing.T) {
-	tab := handler.NewTable(handler.WithLogger(quiet()))
-	demo.Register(tab)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet()))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("tcp", e.Addrs()[0].String())
+	e, tcp, _ := startEngine(t, nil)
+	c, err := net.Dial("tcp", tcp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,13 +441,7 @@ func TestStop_httpReplyClosesConnection(t *testing.T) {
 // cancelled context still gets its reply (-32001) to the client, over a
 // stream and over HTTP.
 func TestStop_cancelledHandlersStillReply(t *testing.T) {
-	tab := handler.NewTable(handler.WithLogger(quiet()))
-	demo.Register(tab)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet()))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := e.Addrs()[0].String()
+	e, addr, _ := startEngine(t, nil)
 	sleep := `{"jsonrpc":"2.0","method":"sleep","params":[30000],"id":7}`
 	var conns []net.Conn
 	for _, req := range []string{sleep + "\n", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(len(sleep)) + "\r\n\r\n" + sleep} {
