@@ -158,7 +158,9 @@ func (cs *conn) traffic() gnet.Action {
 	if cs.waking.Load() || cs.queued.Load() > 0 {
 		out = cs.drain(out)
 	}
-	cs.trackOutput(now) // before the write timeout is judged
+	if cs.stalled.Load() != 0 {
+		cs.trackOutput(now) // progress since the last check resets the write timeout before it is judged
+	}
 	if gc.InboundBuffered() > 0 {
 		cs.lastActive.Store(now)
 		if cs.proto == protoWS { // only a WebSocket counts idleness from input alone

@@ -273,21 +273,17 @@ func (e *Engine) Stop(ctx context.Context) error {
 		_ = cs.gc.Wake(nil) // each one closes itself once done
 	}
 	var err error
-	for e.nconns.Load() > 0 && err == nil {
-		select {
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
+	if !e.drained(ctx.Done()) {
+		err = ctx.Err()
 	}
 	e.cancel()
 	if err != nil {
 		// The handlers still running see their context cancelled: those
 		// that return at once (-32001) get a short grace for their replies
 		// to reach the wire before the connections are closed.
-		for end := time.Now().Add(stopGrace); e.nconns.Load() > 0 && time.Now().Before(end); {
-			time.Sleep(5 * time.Millisecond)
-		}
+		grace, cancel := context.WithTimeout(context.Background(), stopGrace)
+		e.drained(grace.Done())
+		cancel()
 	}
 	close(e.tickDone)
 	_ = e.cli.Stop()
@@ -307,6 +303,21 @@ func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Unlock()
 	close(e.stopped)
 	return err
+}
+
+// drained waits until every connection has closed, or done is closed;
+// it reports whether every connection has.
+func (e *Engine) drained(done <-chan struct{}) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for e.nconns.Load() > 0 {
+		select {
+		case <-done:
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 // ticker keeps the clock and the Date header, wakes the connections
