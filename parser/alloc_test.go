@@ -51,7 +51,7 @@ func TestParse_allocs(t *testing.T) {
 			}
 		},
 		"parse-error": func() {
-			if m := p.Parse(benchSingle[:20]); m.Err.Code != parser.CodeParse {
+			if m := p.Parse(benchSingle[:20]); m.Err.Code != parser.CodeParseError {
 				t.Fatal("accepted")
 			}
 		},

@@ -20,8 +20,8 @@
 //
 // A message is the whole text received: one request object, or a batch (a
 // JSON array of request objects). A span is a sub-slice of the message. A
-// fault is an Error value: -32700 (CodeParse) when the text is not one
-// valid JSON value, -32600 (CodeInvalid) when it is JSON but not a valid
+// fault is an Error value: -32700 (CodeParseError) when the text is not one
+// valid JSON value, -32600 (CodeInvalidRequest) when it is JSON but not a valid
 // request. Faults carry the byte offset where they were found.
 //
 // # Classification

@@ -1,25 +1,6 @@
 package parser
 
-import (
-	"errors"
-	"strconv"
-)
-
-// JSON-RPC error codes the parser classifies messages into.
-const (
-	// CodeParse (-32700) marks text that is not one valid JSON value.
-	CodeParse = -32700
-	// CodeInvalid (-32600) marks valid JSON that is not a valid request.
-	CodeInvalid = -32600
-)
-
-// Sentinel errors that an *Error unwraps to, for errors.Is.
-var (
-	// ErrParse is the class of every -32700 fault.
-	ErrParse = errors.New("jetrpc: parse error")
-	// ErrInvalid is the class of every -32600 fault.
-	ErrInvalid = errors.New("jetrpc: invalid request")
-)
+import "strconv"
 
 // Error is a fault found in a message: its JSON-RPC code, the byte offset
 // where it was found and a short static reason. The zero Error (Code 0)
@@ -27,9 +8,12 @@ var (
 //
 // Error values are returned by value inside Message and Request so that
 // parsing never allocates; take the address to use one as an error.
+// errors.Is matches an *Error with any Coder of the same code, such as
+// handler.ErrParse.
 type Error struct {
-	// Code is CodeParse, CodeInvalid, or 0 when there is no fault.
-	Code int
+	// Code is CodeParseError, CodeInvalidRequest, or 0 when there is no
+	// fault.
+	Code Code
 	// Offset is the byte offset of the fault in the message given to Parse.
 	Offset int
 	// Reason is a short, static, human-readable description.
@@ -39,13 +23,18 @@ type Error struct {
 // OK reports whether e records no fault.
 func (e *Error) OK() bool { return e.Code == 0 }
 
+// ErrorCode returns e.Code (Coder).
+func (e *Error) ErrorCode() Code { return e.Code }
+
+var _ Coder = (*Error)(nil)
+
 // Error formats the fault as "jetrpc: parse error at offset N: reason".
 func (e *Error) Error() string {
 	var b []byte
 	switch e.Code {
-	case CodeParse:
+	case CodeParseError:
 		b = append(b, "jetrpc: parse error"...)
-	case CodeInvalid:
+	case CodeInvalidRequest:
 		b = append(b, "jetrpc: invalid request"...)
 	case 0:
 		return "jetrpc: no error"
@@ -60,15 +49,26 @@ func (e *Error) Error() string {
 	return string(b)
 }
 
-// Unwrap returns ErrParse or ErrInvalid according to the code.
-func (e *Error) Unwrap() error {
-	switch e.Code {
-	case CodeParse:
-		return ErrParse
-	case CodeInvalid:
-		return ErrInvalid
+// Is reports whether target is a Coder with the same code, so that
+// errors.Is(err, handler.ErrParse) holds for every -32700 fault.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(Coder)
+	return ok && e.Code != 0 && t.ErrorCode() == e.Code
+}
+
+// FrameFault is the fault of a stream that Framer.Next reported
+// Malformed or TooLarge at offset end: -32700 "invalid character looking
+// for beginning of value in stream", or -32600 "message exceeds the size
+// limit". The offset counts from the first byte given to Next since the
+// last complete value. Other statuses give the zero Error.
+func FrameFault(st Status, end int) Error {
+	switch st {
+	case Malformed:
+		return fault(CodeParseError, end, reasonFrameStart)
+	case TooLarge:
+		return fault(CodeInvalidRequest, end, reasonFrameTooLong)
 	}
-	return nil
+	return Error{}
 }
 
 // Reasons. They are constants so that a fault costs no allocation.

@@ -13,7 +13,7 @@ func ExampleParser_Parse() {
 	fmt.Printf("%v method=%s params=%s id=%s notification=%v\n", m.Kind, r.Method, r.Params, r.ID, r.Notification)
 
 	m = p.Parse([]byte(`{"jsonrpc":"2.0","method":"foobar, "params":"bar"}`))
-	fmt.Println(m.Kind, m.Err.Code, m.Err.Offset, m.Err.Reason)
+	fmt.Printf("%v %d %d %s\n", m.Kind, m.Err.Code, m.Err.Offset, m.Err.Reason)
 	// Output:
 	// single method=subtract params=[42,23] id=1 notification=false
 	// invalid -32700 36 expected ',' or '}' after object member

@@ -96,7 +96,7 @@ func FuzzParse(f *testing.F) {
 		body := bytes.TrimPrefix(in, []byte("\xEF\xBB\xBF"))
 		depth := nesting(body)
 		stdValid := json.Valid(body) && utf8.Valid(body)
-		ourValid := !(m.Kind == parser.KindInvalid && m.Err.Code == parser.CodeParse)
+		ourValid := !(m.Kind == parser.KindInvalid && m.Err.Code == parser.CodeParseError)
 		if depth > 10000 {
 			return // encoding/json refuses what it cannot nest
 		}
@@ -121,7 +121,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatal(err)
 			}
 			if len(elems) == 0 {
-				if m.Kind != parser.KindInvalid || m.Err.Code != parser.CodeInvalid {
+				if m.Kind != parser.KindInvalid || m.Err.Code != parser.CodeInvalidRequest {
 					t.Fatalf("empty batch: %v %+v", m.Kind, m.Err)
 				}
 				return
@@ -133,7 +133,7 @@ func FuzzParse(f *testing.F) {
 			for it := m.Iter(); it.Next(); k++ {
 				r := it.Request()
 				if first(elems[k]) != '{' {
-					if r.Err.Code != parser.CodeInvalid {
+					if r.Err.Code != parser.CodeInvalidRequest {
 						t.Fatalf("element %d %s: %+v", k, elems[k], r.Err)
 					}
 					continue
@@ -144,7 +144,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("iterated %d of %d", k, len(elems))
 			}
 		default:
-			if m.Kind != parser.KindInvalid || m.Err.Code != parser.CodeInvalid {
+			if m.Kind != parser.KindInvalid || m.Err.Code != parser.CodeInvalidRequest {
 				t.Fatalf("scalar: %v %+v", m.Kind, m.Err)
 			}
 		}

@@ -110,6 +110,28 @@ func (r *Request) AppendMethod(dst []byte) []byte {
 	return AppendUnquote(dst, r.Method)
 }
 
+// Rebase makes r's spans point into to, a copy of from, the message r
+// was parsed from (to[i] == from[i] for every i): a transport that parsed
+// a message in its read buffer keeps the parse when it copies the message
+// for a goroutine. It costs no allocation and no parse. Spans must be as
+// Parse made them (sub-slices of from); to must be at least as long as
+// from.
+func (r *Request) Rebase(from, to []byte) {
+	r.Method = rebase(r.Method, from, to)
+	r.ID = rebase(r.ID, from, to)
+	r.Params = rebase(r.Params, from, to)
+}
+
+// rebase moves one span of from to the same place in to. A span's offset
+// in from is cap(from) - cap(span): every span is from[i:j].
+func rebase(span, from, to []byte) []byte {
+	if span == nil {
+		return nil
+	}
+	i := cap(from) - cap(span)
+	return to[i : i+len(span) : i+len(span)]
+}
+
 // Message is the result of Parse: one request, a batch, or a fault. Its
 // spans point into the message given to Parse.
 //
@@ -128,6 +150,17 @@ type Message struct {
 	p     *Parser
 	text  []byte
 	first int // offset of the first batch element
+}
+
+// Rebase makes m's spans — its Request's, and those Iter walks — point
+// into to, a copy of from, the message m was parsed from (see
+// Request.Rebase). The Requests ParseElems gave must be rebased each on
+// its own.
+func (m *Message) Rebase(from, to []byte) {
+	m.Request.Rebase(from, to)
+	if m.text != nil {
+		m.text = rebase(m.text, from, to)
+	}
 }
 
 // Parse validates msg as one JSON text (RFC 8259, UTF-8 only; a leading
@@ -197,7 +230,7 @@ func (p *Parser) parseInto(m *Message, msg []byte, elems *elemSink) {
 	}
 	i = skipSpace(msg, i)
 	if i >= len(msg) {
-		*m = Message{Err: fault(CodeParse, i, reasonEmpty)}
+		*m = Message{Err: fault(CodeParseError, i, reasonEmpty)}
 		return
 	}
 	switch msg[i] {
@@ -224,7 +257,7 @@ func (p *Parser) parseInto(m *Message, msg []byte, elems *elemSink) {
 		*m = Message{Err: f}
 		return
 	}
-	*m = Message{Err: fault(CodeInvalid, i, reasonNotRequest)}
+	*m = Message{Err: fault(CodeInvalidRequest, i, reasonNotRequest)}
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -232,7 +265,7 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // trailing reports a fault when anything but whitespace follows offset i.
 func trailing(b []byte, i int) Error {
 	if i = skipSpace(b, i); i < len(b) {
-		return fault(CodeParse, i, reasonAfterValue)
+		return fault(CodeParseError, i, reasonAfterValue)
 	}
 	return Error{}
 }
@@ -248,7 +281,7 @@ func (p *Parser) parseBatch(b []byte, i int, elems *elemSink) Message {
 		if f := trailing(b, i+1); f.Code != 0 {
 			return Message{Err: f}
 		}
-		return Message{Err: fault(CodeInvalid, start, reasonEmptyBatch)}
+		return Message{Err: fault(CodeInvalidRequest, start, reasonEmptyBatch)}
 	}
 	for {
 		var f Error
@@ -259,7 +292,7 @@ func (p *Parser) parseBatch(b []byte, i int, elems *elemSink) Message {
 		} else {
 			at := i
 			i, f = p.skip(b, i, 1)
-			*elems.next(&scratch) = Request{Offset: at, Err: fault(CodeInvalid, at, reasonNotRequest)}
+			*elems.next(&scratch) = Request{Offset: at, Err: fault(CodeInvalidRequest, at, reasonNotRequest)}
 		}
 		if f.Code != 0 {
 			return Message{Err: f}
@@ -267,13 +300,13 @@ func (p *Parser) parseBatch(b []byte, i int, elems *elemSink) Message {
 		count++
 		i = skipSpace(b, i)
 		if i >= len(b) {
-			return Message{Err: fault(CodeParse, i, reasonEOF)}
+			return Message{Err: fault(CodeParseError, i, reasonEOF)}
 		}
 		if b[i] == ']' {
 			break
 		}
 		if b[i] != ',' {
-			return Message{Err: fault(CodeParse, i, reasonArrayNext)}
+			return Message{Err: fault(CodeParseError, i, reasonArrayNext)}
 		}
 		i++
 	}
@@ -323,7 +356,7 @@ func (it *Iter) Next() bool {
 	} else {
 		end, _ = it.p.skip(b, i, 1)
 		it.req.Offset = i
-		it.req.Err = fault(CodeInvalid, i, reasonNotRequest)
+		it.req.Err = fault(CodeInvalidRequest, i, reasonNotRequest)
 	}
 	end = skipSpace(b, end)
 	if end < len(b) && b[end] == ',' {
@@ -395,10 +428,10 @@ func (p *Parser) parseObject(b []byte, i, depth int, r *Request) (int, Error) {
 	}
 	for {
 		if i >= n {
-			return i, fault(CodeParse, n, reasonEOF)
+			return i, fault(CodeParseError, n, reasonEOF)
 		}
 		if b[i] != '"' {
-			return i, fault(CodeParse, i, reasonObjectKey)
+			return i, fault(CodeParseError, i, reasonObjectKey)
 		}
 		ks := i
 		mem := 0
@@ -425,17 +458,17 @@ func (p *Parser) parseObject(b []byte, i, depth int, r *Request) (int, Error) {
 		} else {
 			i = skipSpace(b, i)
 			if i >= n {
-				return i, fault(CodeParse, n, reasonEOF)
+				return i, fault(CodeParseError, n, reasonEOF)
 			}
 			if b[i] != ':' {
-				return i, fault(CodeParse, i, reasonColon)
+				return i, fault(CodeParseError, i, reasonColon)
 			}
 			i++
 		}
 		vs := skipSpace(b, i)
 		esc := false
 		if vs >= n {
-			return vs, fault(CodeParse, n, reasonEOF)
+			return vs, fault(CodeParseError, n, reasonEOF)
 		}
 		// Scalars are scanned here; containers by the generic walk.
 		switch c := b[vs]; {
@@ -469,7 +502,7 @@ func (p *Parser) parseObject(b []byte, i, depth int, r *Request) (int, Error) {
 					idBad = true
 				}
 				if inv.Code == 0 {
-					inv = fault(CodeInvalid, ks, reason)
+					inv = fault(CodeInvalidRequest, ks, reason)
 				}
 			}
 			seen |= mem
@@ -505,12 +538,12 @@ func (p *Parser) parseObject(b []byte, i, depth int, r *Request) (int, Error) {
 				}
 			}
 			if reason != "" && inv.Code == 0 {
-				inv = fault(CodeInvalid, vs, reason)
+				inv = fault(CodeInvalidRequest, vs, reason)
 			}
 		}
 		i = skipSpace(b, i)
 		if i >= n {
-			return i, fault(CodeParse, n, reasonEOF)
+			return i, fault(CodeParseError, n, reasonEOF)
 		}
 		if b[i] == ',' {
 			i = skipSpace(b, i+1)
@@ -520,12 +553,12 @@ func (p *Parser) parseObject(b []byte, i, depth int, r *Request) (int, Error) {
 			i++
 			break
 		}
-		return i, fault(CodeParse, i, reasonObjectNext)
+		return i, fault(CodeParseError, i, reasonObjectNext)
 	}
 
 done:
 	if p.deepAt >= 0 && inv.Code == 0 {
-		inv = fault(CodeInvalid, p.deepAt, reasonDepth)
+		inv = fault(CodeInvalidRequest, p.deepAt, reasonDepth)
 	}
 	p.deepAt = saved
 	if seen&memJSONRPC == 0 {
@@ -534,12 +567,12 @@ done:
 			r.Version = Version1
 		} else {
 			if inv.Code == 0 {
-				inv = fault(CodeInvalid, r.Offset, reasonNoVersion)
+				inv = fault(CodeInvalidRequest, r.Offset, reasonNoVersion)
 			}
 		}
 	}
 	if seen&memMethod == 0 && inv.Code == 0 {
-		inv = fault(CodeInvalid, r.Offset, reasonNoMethod)
+		inv = fault(CodeInvalidRequest, r.Offset, reasonNoMethod)
 	}
 	if idBad {
 		r.ID = nil

@@ -27,8 +27,8 @@ type parseCase struct {
 	at       string
 	in       string
 	kind     parser.Kind
-	code     int // fault code of the message (invalid) or of the request (single)
-	offset   int // expected fault offset; -1: not checked
+	code     parser.Code // fault code of the message (invalid) or of the request (single)
+	offset   int         // expected fault offset; -1: not checked
 	method   string
 	id       string
 	params   string
@@ -37,7 +37,7 @@ type parseCase struct {
 	batchLen int
 }
 
-func pc(in string, kind parser.Kind, code, offset int) parseCase {
+func pc(in string, kind parser.Kind, code parser.Code, offset int) parseCase {
 	return parseCase{at: here(), in: in, kind: kind, code: code, offset: offset}
 }
 
@@ -63,47 +63,47 @@ func TestParse_classification(t *testing.T) {
 		v1, v1n,
 
 		// -32700: not JSON.
-		pc(``, parser.KindInvalid, parser.CodeParse, 0),
-		pc(`   `, parser.KindInvalid, parser.CodeParse, 3),
-		pc(`{`, parser.KindInvalid, parser.CodeParse, 1),
-		pc(`{"jsonrpc":"2.0",}`, parser.KindInvalid, parser.CodeParse, 17),
-		pc(`{"jsonrpc":"2.0"} x`, parser.KindInvalid, parser.CodeParse, 18),
-		pc(`{"a":"`+"\x01"+`"}`, parser.KindInvalid, parser.CodeParse, 6),
-		pc(`{"a":"`+"\xff"+`"}`, parser.KindInvalid, parser.CodeParse, 6),
-		pc(`{"a":"\q"}`, parser.KindInvalid, parser.CodeParse, 7),
-		pc(`{"a":"\u12x4"}`, parser.KindInvalid, parser.CodeParse, 10),
-		pc(`{"a":01}`, parser.KindInvalid, parser.CodeParse, 6),
-		pc(`{"a":1.}`, parser.KindInvalid, parser.CodeParse, 7),
-		pc(`{"a":-}`, parser.KindInvalid, parser.CodeParse, 6),
-		pc(`{"a":1e}`, parser.KindInvalid, parser.CodeParse, 7),
-		pc(`{"a":tru}`, parser.KindInvalid, parser.CodeParse, 8),
-		pc(`{"a" 1}`, parser.KindInvalid, parser.CodeParse, 5),
-		pc(`{1:1}`, parser.KindInvalid, parser.CodeParse, 1),
-		pc(`[1,2`, parser.KindInvalid, parser.CodeParse, 4),
-		pc(`[1 2]`, parser.KindInvalid, parser.CodeParse, 3),
-		pc(`[{"jsonrpc":"2.0","method":"m","id":1},{"jsonrpc":"2.0","method"]`, parser.KindInvalid, parser.CodeParse, 64),
-		pc(`{"a":`+strings.Repeat("[", 300)+strings.Repeat("]", 299)+`}`, parser.KindInvalid, parser.CodeParse, -1),
-		pc(`{"a":[}`, parser.KindInvalid, parser.CodeParse, 6),
+		pc(``, parser.KindInvalid, parser.CodeParseError, 0),
+		pc(`   `, parser.KindInvalid, parser.CodeParseError, 3),
+		pc(`{`, parser.KindInvalid, parser.CodeParseError, 1),
+		pc(`{"jsonrpc":"2.0",}`, parser.KindInvalid, parser.CodeParseError, 17),
+		pc(`{"jsonrpc":"2.0"} x`, parser.KindInvalid, parser.CodeParseError, 18),
+		pc(`{"a":"`+"\x01"+`"}`, parser.KindInvalid, parser.CodeParseError, 6),
+		pc(`{"a":"`+"\xff"+`"}`, parser.KindInvalid, parser.CodeParseError, 6),
+		pc(`{"a":"\q"}`, parser.KindInvalid, parser.CodeParseError, 7),
+		pc(`{"a":"\u12x4"}`, parser.KindInvalid, parser.CodeParseError, 10),
+		pc(`{"a":01}`, parser.KindInvalid, parser.CodeParseError, 6),
+		pc(`{"a":1.}`, parser.KindInvalid, parser.CodeParseError, 7),
+		pc(`{"a":-}`, parser.KindInvalid, parser.CodeParseError, 6),
+		pc(`{"a":1e}`, parser.KindInvalid, parser.CodeParseError, 7),
+		pc(`{"a":tru}`, parser.KindInvalid, parser.CodeParseError, 8),
+		pc(`{"a" 1}`, parser.KindInvalid, parser.CodeParseError, 5),
+		pc(`{1:1}`, parser.KindInvalid, parser.CodeParseError, 1),
+		pc(`[1,2`, parser.KindInvalid, parser.CodeParseError, 4),
+		pc(`[1 2]`, parser.KindInvalid, parser.CodeParseError, 3),
+		pc(`[{"jsonrpc":"2.0","method":"m","id":1},{"jsonrpc":"2.0","method"]`, parser.KindInvalid, parser.CodeParseError, 64),
+		pc(`{"a":`+strings.Repeat("[", 300)+strings.Repeat("]", 299)+`}`, parser.KindInvalid, parser.CodeParseError, -1),
+		pc(`{"a":[}`, parser.KindInvalid, parser.CodeParseError, 6),
 
 		// -32600 for the whole message.
-		pc(`[]`, parser.KindInvalid, parser.CodeInvalid, 0),
-		pc(` [ ] `, parser.KindInvalid, parser.CodeInvalid, 1),
-		pc(`1`, parser.KindInvalid, parser.CodeInvalid, 0),
-		pc(`"x"`, parser.KindInvalid, parser.CodeInvalid, 0),
-		pc(`null`, parser.KindInvalid, parser.CodeInvalid, 0),
+		pc(`[]`, parser.KindInvalid, parser.CodeInvalidRequest, 0),
+		pc(` [ ] `, parser.KindInvalid, parser.CodeInvalidRequest, 1),
+		pc(`1`, parser.KindInvalid, parser.CodeInvalidRequest, 0),
+		pc(`"x"`, parser.KindInvalid, parser.CodeInvalidRequest, 0),
+		pc(`null`, parser.KindInvalid, parser.CodeInvalidRequest, 0),
 
 		// -32600 for the request.
-		{at: here(), in: `{"jsonrpc":"2.0","method":1,"params":"bar"}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 26},
-		{at: here(), in: `{"jsonrpc":"2.0","method":"m","params":"bar","id":7}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 39, method: "m", id: "7"},
-		{at: here(), in: `{"jsonrpc":"2.0","method":"m","id":{}}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 35, method: "m"},
-		{at: here(), in: `{"jsonrpc":"2.0","method":"m","id":1,"id":2}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 37, method: "m"},
-		{at: here(), in: `{"jsonrpc":"2.0","jsonrpc":"2.0","method":"m","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 17, method: "m", id: "1"},
-		{at: here(), in: `{"jsonrpc":"1.0","method":"m","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 11, method: "m", id: "1"},
-		{at: here(), in: `{"method":"m","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 0, method: "m", id: "1"},
-		{at: here(), in: `{"jsonrpc":"2.0","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 0, id: "1"},
-		{at: here(), in: `{"Jsonrpc":"2.0","method":"m","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 0, method: "m", id: "1"},
-		{at: here(), in: `{"jsonrpc":"2.0","method":"m","params":` + deep(256) + `,"id":1}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 294, method: "m", id: "1", params: deep(256)},
-		{at: here(), in: `{"jsonrpc":"2.0","\u006dethod":"m","method":"n","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalid, offset: 35, method: "n", id: "1"},
+		{at: here(), in: `{"jsonrpc":"2.0","method":1,"params":"bar"}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 26},
+		{at: here(), in: `{"jsonrpc":"2.0","method":"m","params":"bar","id":7}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 39, method: "m", id: "7"},
+		{at: here(), in: `{"jsonrpc":"2.0","method":"m","id":{}}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 35, method: "m"},
+		{at: here(), in: `{"jsonrpc":"2.0","method":"m","id":1,"id":2}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 37, method: "m"},
+		{at: here(), in: `{"jsonrpc":"2.0","jsonrpc":"2.0","method":"m","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 17, method: "m", id: "1"},
+		{at: here(), in: `{"jsonrpc":"1.0","method":"m","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 11, method: "m", id: "1"},
+		{at: here(), in: `{"method":"m","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 0, method: "m", id: "1"},
+		{at: here(), in: `{"jsonrpc":"2.0","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 0, id: "1"},
+		{at: here(), in: `{"Jsonrpc":"2.0","method":"m","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 0, method: "m", id: "1"},
+		{at: here(), in: `{"jsonrpc":"2.0","method":"m","params":` + deep(256) + `,"id":1}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 294, method: "m", id: "1", params: deep(256)},
+		{at: here(), in: `{"jsonrpc":"2.0","\u006dethod":"m","method":"n","id":1}`, kind: parser.KindSingle, code: parser.CodeInvalidRequest, offset: 35, method: "n", id: "1"},
 
 		// batches
 		{at: here(), in: `[1]`, kind: parser.KindBatch, batchLen: 1},
@@ -162,7 +162,7 @@ func checkFault(t *testing.T, c parseCase, e *parser.Error) {
 func TestParser_rejectV1(t *testing.T) {
 	p := parser.Parser{RejectV1: true}
 	m := p.Parse([]byte(`{"method":"m","params":[1],"id":3}`))
-	if m.Kind != parser.KindSingle || m.Request.Err.Code != parser.CodeInvalid || string(m.Request.ID) != "3" {
+	if m.Kind != parser.KindSingle || m.Request.Err.Code != parser.CodeInvalidRequest || string(m.Request.ID) != "3" {
 		t.Fatalf("got kind %v err %+v id %q", m.Kind, m.Request.Err, m.Request.ID)
 	}
 }
@@ -174,34 +174,69 @@ func TestParser_maxDepth(t *testing.T) {
 		t.Fatalf("3 levels refused: %v", ok.Request.Err.Error())
 	}
 	bad := p.Parse([]byte(`{"jsonrpc":"2.0","method":"m","params":[[[1]]],"id":1}`))
-	if bad.Request.Err.Code != parser.CodeInvalid || bad.Request.Err.Offset != 41 {
+	if bad.Request.Err.Code != parser.CodeInvalidRequest || bad.Request.Err.Offset != 41 {
 		t.Fatalf("4 levels: %+v", bad.Request.Err)
 	}
 	// Far deeper than the 256 levels kept on the stack: still bounded, no
 	// recursion, and the rest of the text is still validated.
 	huge := `{"jsonrpc":"2.0","method":"m","params":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `,"id":1}`
 	m := p.Parse([]byte(huge))
-	if m.Request.Err.Code != parser.CodeInvalid || string(m.Request.ID) != "1" {
+	if m.Request.Err.Code != parser.CodeInvalidRequest || string(m.Request.ID) != "1" {
 		t.Fatalf("huge: %+v", m.Request.Err)
 	}
 	m = p.Parse([]byte(huge[:len(huge)-10]))
-	if m.Kind != parser.KindInvalid || m.Err.Code != parser.CodeParse {
+	if m.Kind != parser.KindInvalid || m.Err.Code != parser.CodeParseError {
 		t.Fatalf("huge truncated: %v %+v", m.Kind, m.Err)
 	}
 }
 
-func TestError_unwrap(t *testing.T) {
+// codeErr is a Coder other than parser.Error, as handler.Error is.
+type codeErr parser.Code
+
+func (c codeErr) Error() string          { return "code" }
+func (c codeErr) ErrorCode() parser.Code { return parser.Code(c) }
+
+func TestError_isMatchesCode(t *testing.T) {
 	var p parser.Parser
 	m := p.Parse([]byte(`{`))
-	if !errors.Is(&m.Err, parser.ErrParse) || errors.Is(&m.Err, parser.ErrInvalid) {
+	if !errors.Is(&m.Err, codeErr(parser.CodeParseError)) || errors.Is(&m.Err, codeErr(parser.CodeInvalidRequest)) {
 		t.Fatalf("errors.Is: %v", m.Err.Error())
 	}
 	if got := m.Err.Error(); got != "jetrpc: parse error at offset 1: unexpected end of JSON input" {
 		t.Fatalf("Error() = %q", got)
 	}
 	m = p.Parse([]byte(`[]`))
-	if !errors.Is(&m.Err, parser.ErrInvalid) {
+	if !errors.Is(&m.Err, codeErr(parser.CodeInvalidRequest)) {
 		t.Fatalf("errors.Is invalid: %v", m.Err.Error())
+	}
+	var none parser.Error
+	if errors.Is(&none, codeErr(0)) {
+		t.Fatal("the zero Error matched code 0")
+	}
+}
+
+func TestFrameFault(t *testing.T) {
+	if f := parser.FrameFault(parser.Malformed, 3); f.Code != parser.CodeParseError || f.Offset != 3 || f.Reason == "" {
+		t.Fatalf("Malformed: %+v", f)
+	}
+	if f := parser.FrameFault(parser.TooLarge, 9); f.Code != parser.CodeInvalidRequest || f.Offset != 9 || f.Reason == "" {
+		t.Fatalf("TooLarge: %+v", f)
+	}
+	if f := parser.FrameFault(parser.Complete, 1); !f.OK() {
+		t.Fatalf("Complete: %+v", f)
+	}
+}
+
+func TestCode_String(t *testing.T) {
+	for c, want := range map[parser.Code]string{
+		parser.CodeParseError: "Parse error", parser.CodeInvalidRequest: "Invalid Request",
+		parser.CodeMethodNotFound: "Method not found", parser.CodeInvalidParams: "Invalid params",
+		parser.CodeInternalError: "Internal error", parser.CodeServerBusy: "Server busy",
+		parser.CodeCancelled: "Request cancelled", parser.CodeDeadline: "Deadline exceeded", 7: "error 7",
+	} {
+		if got := c.String(); got != want {
+			t.Errorf("%d: %q, want %q", c, got, want)
+		}
 	}
 }
 
@@ -215,10 +250,10 @@ func TestIter_batch(t *testing.T) {
 	}
 	type el struct {
 		method, id string
-		code       int
+		code       parser.Code
 		notif      bool
 	}
-	want := []el{{"a", "1", 0, false}, {"", "", parser.CodeInvalid, false}, {"b", "", 0, true}, {"c", `"q"`, parser.CodeInvalid, false}, {"d", "5", parser.CodeInvalid, false}, {"", "", parser.CodeInvalid, false}}
+	want := []el{{"a", "1", 0, false}, {"", "", parser.CodeInvalidRequest, false}, {"b", "", 0, true}, {"c", `"q"`, parser.CodeInvalidRequest, false}, {"d", "5", parser.CodeInvalidRequest, false}, {"", "", parser.CodeInvalidRequest, false}}
 	var got []el
 	for it := m.Iter(); it.Next(); {
 		r := it.Request()
@@ -251,7 +286,7 @@ func TestParse_validityMatchesStdlib(t *testing.T) {
 	for _, in := range validityCases {
 		want := json.Valid([]byte(in)) && utf8.ValidString(in)
 		m := p.Parse([]byte(in))
-		got := !(m.Kind == parser.KindInvalid && m.Err.Code == parser.CodeParse)
+		got := !(m.Kind == parser.KindInvalid && m.Err.Code == parser.CodeParseError)
 		if got != want {
 			t.Errorf("Parse(%q) valid = %v, encoding/json says %v (%v)", in, got, want, m.Err.Error())
 		}
@@ -320,7 +355,7 @@ func TestParseElems(t *testing.T) {
 	if m.Kind != parser.KindBatch || m.Len != 4 || len(elems) != 4 || elems[0].Offset != -5 {
 		t.Fatalf("kind %v len %d, %d elements", m.Kind, m.Len, len(elems))
 	}
-	if string(elems[1].Method) != "a" || string(elems[1].ID) != "1" || elems[2].Err.Code != parser.CodeInvalid ||
+	if string(elems[1].Method) != "a" || string(elems[1].ID) != "1" || elems[2].Err.Code != parser.CodeInvalidRequest ||
 		string(elems[3].Method) != "b" || !elems[3].Notification {
 		t.Fatalf("%+v", elems)
 	}
@@ -328,5 +363,31 @@ func TestParseElems(t *testing.T) {
 		if got := p.ParseElems(&m, []byte(bad), elems[:1], 10); len(got) != 1 {
 			t.Errorf("%s: %d elements appended", bad, len(got)-1)
 		}
+	}
+}
+
+func TestRequest_rebase(t *testing.T) {
+	var p parser.Parser
+	buf := []byte(`xx[{"jsonrpc":"2.0","method":"a\u0062","params":[1,{"k":2}],"id":"q"},{"jsonrpc":"2.0","method":"n"}]yy`)
+	msg := buf[2 : len(buf)-2]
+	var m parser.Message
+	elems := p.ParseElems(&m, msg, nil, 10)
+	if m.Kind != parser.KindBatch || len(elems) != 2 {
+		t.Fatalf("parse: %v %d", m.Kind, len(elems))
+	}
+	cp := append([]byte(nil), msg...)
+	for i := range elems {
+		elems[i].Rebase(msg, cp)
+	}
+	clear(buf) // the original is gone: the rebased spans must not see it
+	r := elems[0]
+	if string(r.Method) != `a\u0062` || string(r.AppendMethod(nil)) != "ab" || string(r.Params) != `[1,{"k":2}]` || string(r.ID) != `"q"` {
+		t.Fatalf("rebased: %q %q %q", r.Method, r.Params, r.ID)
+	}
+	if r := elems[1]; string(r.Method) != "n" || r.ID != nil || r.Params != nil {
+		t.Fatalf("rebased notification: %q %q %q", r.Method, r.ID, r.Params)
+	}
+	if got := testing.AllocsPerRun(100, func() { r := elems[0]; r.Rebase(cp, cp) }); got != 0 {
+		t.Fatalf("Rebase: %v allocs", got)
 	}
 }

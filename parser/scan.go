@@ -33,7 +33,7 @@ func skipSpace(b []byte, i int) int {
 }
 
 // fault builds an Error value. Kept inlinable.
-func fault(code, off int, reason string) Error {
+func fault(code Code, off int, reason string) Error {
 	return Error{Code: code, Offset: off, Reason: reason}
 }
 
@@ -69,7 +69,7 @@ func scanString(b []byte, i int) (end int, escaped bool, f Error) {
 	for {
 		i = plainRun(b, i)
 		if i >= len(b) {
-			return i, escaped, fault(CodeParse, len(b), reasonEOF)
+			return i, escaped, fault(CodeParseError, len(b), reasonEOF)
 		}
 		switch c := b[i]; {
 		case c == '"':
@@ -77,7 +77,7 @@ func scanString(b []byte, i int) (end int, escaped bool, f Error) {
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(b) {
-				return len(b), escaped, fault(CodeParse, len(b), reasonEOF)
+				return len(b), escaped, fault(CodeParseError, len(b), reasonEOF)
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -85,22 +85,22 @@ func scanString(b []byte, i int) (end int, escaped bool, f Error) {
 			case 'u':
 				for k := 2; k < 6; k++ {
 					if i+k >= len(b) {
-						return len(b), escaped, fault(CodeParse, len(b), reasonEOF)
+						return len(b), escaped, fault(CodeParseError, len(b), reasonEOF)
 					}
 					if !isHex(b[i+k]) {
-						return i + k, escaped, fault(CodeParse, i+k, reasonEscape)
+						return i + k, escaped, fault(CodeParseError, i+k, reasonEscape)
 					}
 				}
 				i += 6
 			default:
-				return i + 1, escaped, fault(CodeParse, i+1, reasonEscape)
+				return i + 1, escaped, fault(CodeParseError, i+1, reasonEscape)
 			}
 		case c < 0x20:
-			return i, escaped, fault(CodeParse, i, reasonControl)
+			return i, escaped, fault(CodeParseError, i, reasonControl)
 		default: // c >= 0x80
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return i, escaped, fault(CodeParse, i, reasonUTF8)
+				return i, escaped, fault(CodeParseError, i, reasonUTF8)
 			}
 			i += size
 		}
@@ -120,7 +120,7 @@ func scanNumber(b []byte, i int) (int, Error) {
 	if b[i] == '-' {
 		i++
 		if i >= n {
-			return i, fault(CodeParse, i, reasonEOF)
+			return i, fault(CodeParseError, i, reasonEOF)
 		}
 	}
 	switch c := b[i]; {
@@ -132,15 +132,15 @@ func scanNumber(b []byte, i int) (int, Error) {
 			i++
 		}
 	default:
-		return i, fault(CodeParse, i, reasonNumber)
+		return i, fault(CodeParseError, i, reasonNumber)
 	}
 	if i < n && b[i] == '.' {
 		i++
 		if i >= n {
-			return i, fault(CodeParse, i, reasonEOF)
+			return i, fault(CodeParseError, i, reasonEOF)
 		}
 		if !isDigit(b[i]) {
-			return i, fault(CodeParse, i, reasonNumber)
+			return i, fault(CodeParseError, i, reasonNumber)
 		}
 		for i < n && isDigit(b[i]) {
 			i++
@@ -152,10 +152,10 @@ func scanNumber(b []byte, i int) (int, Error) {
 			i++
 		}
 		if i >= n {
-			return i, fault(CodeParse, i, reasonEOF)
+			return i, fault(CodeParseError, i, reasonEOF)
 		}
 		if !isDigit(b[i]) {
-			return i, fault(CodeParse, i, reasonNumber)
+			return i, fault(CodeParseError, i, reasonNumber)
 		}
 		for i < n && isDigit(b[i]) {
 			i++
@@ -168,10 +168,10 @@ func scanNumber(b []byte, i int) (int, Error) {
 func scanLiteral(b []byte, i int, lit string) (int, Error) {
 	for k := 0; k < len(lit); k++ {
 		if i+k >= len(b) {
-			return len(b), fault(CodeParse, len(b), reasonEOF)
+			return len(b), fault(CodeParseError, len(b), reasonEOF)
 		}
 		if b[i+k] != lit[k] {
-			return i + k, fault(CodeParse, i+k, reasonLiteral)
+			return i + k, fault(CodeParseError, i+k, reasonLiteral)
 		}
 	}
 	return i + len(lit), Error{}
@@ -191,7 +191,7 @@ func (p *Parser) skip(b []byte, i, depth int) (int, Error) {
 value:
 	i = skipSpace(b, i)
 	if i >= n {
-		return i, fault(CodeParse, n, reasonEOF)
+		return i, fault(CodeParseError, n, reasonEOF)
 	}
 	switch c := b[i]; c {
 	case '{', '[':
@@ -239,7 +239,7 @@ value:
 		}
 	default:
 		if c != '-' && !isDigit(c) {
-			return i, fault(CodeParse, i, reasonValueStart)
+			return i, fault(CodeParseError, i, reasonValueStart)
 		}
 		if i, f = scanNumber(b, i); f.Code != 0 {
 			return i, f
@@ -252,7 +252,7 @@ after:
 	}
 	i = skipSpace(b, i)
 	if i >= n {
-		return i, fault(CodeParse, n, reasonEOF)
+		return i, fault(CodeParseError, n, reasonEOF)
 	}
 	if lvl := depth - base - 1; stack[lvl>>6]&(1<<(lvl&63)) != 0 {
 		switch b[i] {
@@ -264,7 +264,7 @@ after:
 			depth--
 			goto after
 		}
-		return i, fault(CodeParse, i, reasonObjectNext)
+		return i, fault(CodeParseError, i, reasonObjectNext)
 	}
 	switch b[i] {
 	case ',':
@@ -275,24 +275,24 @@ after:
 		depth--
 		goto after
 	}
-	return i, fault(CodeParse, i, reasonArrayNext)
+	return i, fault(CodeParseError, i, reasonArrayNext)
 
 key:
 	if i >= n {
-		return i, fault(CodeParse, n, reasonEOF)
+		return i, fault(CodeParseError, n, reasonEOF)
 	}
 	if b[i] != '"' {
-		return i, fault(CodeParse, i, reasonObjectKey)
+		return i, fault(CodeParseError, i, reasonObjectKey)
 	}
 	if i, _, f = scanString(b, i); f.Code != 0 {
 		return i, f
 	}
 	i = skipSpace(b, i)
 	if i >= n {
-		return i, fault(CodeParse, n, reasonEOF)
+		return i, fault(CodeParseError, n, reasonEOF)
 	}
 	if b[i] != ':' {
-		return i, fault(CodeParse, i, reasonColon)
+		return i, fault(CodeParseError, i, reasonColon)
 	}
 	i++
 	goto value
