@@ -70,3 +70,41 @@ type appendInt int
 func (a appendInt) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, byte('0'+a)), nil
 }
+
+// TestDispatch_zeroAllocsNumbersAndRaw extends TestDispatch_zeroAllocs to
+// the demo's arithmetic on any JSON number, and to Raw params fields,
+// given and missing.
+func TestDispatch_zeroAllocsNumbersAndRaw(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	tab := demoTable(t)
+	handler.Register(tab, "rawFields", func(_ context.Context, p struct {
+		A handler.Raw `json:"a"`
+		B handler.Raw `json:"b"`
+	}) (handler.Raw, error) {
+		return p.B, nil
+	}, handler.Inline())
+	cases := map[string]string{
+		"subtract integers":       `{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}`,
+		"subtract fraction":       `{"jsonrpc":"2.0","method":"subtract","params":[42.5,23],"id":1}`,
+		"subtract named fraction": `{"jsonrpc":"2.0","method":"subtract","params":{"subtrahend":2.25e1,"minuend":42},"id":1}`,
+		"subtract overflow":       `{"jsonrpc":"2.0","method":"subtract","params":[9223372036854775807,-1],"id":1}`,
+		"subtract not a number":   `{"jsonrpc":"2.0","method":"subtract","params":[1,"x"],"id":1}`,
+		"sum":                     `{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":1}`,
+		"sum fractions":           `{"jsonrpc":"2.0","method":"sum","params":[1.5,2.25,-0.125e1],"id":1}`,
+		"sum no params":           `{"jsonrpc":"2.0","method":"sum","id":1}`,
+		"sum not finite":          `{"jsonrpc":"2.0","method":"sum","params":[1e308,1e308],"id":1}`,
+		"raw fields":              `{"jsonrpc":"2.0","method":"rawFields","params":{"a":1,"b":[2, 3]},"id":1}`,
+		"raw field missing":       `{"jsonrpc":"2.0","method":"rawFields","params":{"a":1},"id":1}`,
+	}
+	ctx := context.Background()
+	buf := make([]byte, 0, 8192)
+	for name, msg := range cases {
+		b := []byte(msg)
+		buf = tab.Dispatch(ctx, buf[:0], b)
+		if got := testing.AllocsPerRun(200, func() { buf = tab.Dispatch(ctx, buf[:0], b) }); got != 0 {
+			t.Errorf("%s: %v allocs per Dispatch, want 0 (reply %s)", name, got, buf)
+		}
+	}
+}

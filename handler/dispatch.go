@@ -36,6 +36,7 @@ type state struct {
 	reqs    []parser.Request // batch elements as parsed
 	elems   []element        // batch elements
 	segs    []segment        // batch segments
+	single  *method          // the method of a single request that was deferred
 	lastT   *Table           // the table of the last lookup
 	lastM   *method          // the method found by the last lookup
 	wg      sync.WaitGroup   // batch segments on workers
@@ -69,7 +70,7 @@ func getState(t *Table) *state {
 
 // putState drops every reference into the message and returns st.
 func putState(st *state) {
-	st.req = nil
+	st.req, st.single = nil, nil
 	st.msg.Request = parser.Request{}
 	if len(st.elems) > 0 {
 		clear(st.elems)
@@ -112,18 +113,17 @@ func putState(st *state) {
 // pool. msg is only read, and only until Dispatch returns. ctx is passed
 // to the methods. Safe from any goroutine.
 func (t *Table) Dispatch(ctx context.Context, dst, msg []byte) []byte {
-	out, _ := t.dispatch(ctx, dst, msg, false)
+	out, _ := t.dispatch(ctx, dst, msg, false, nil)
 	return out
 }
 
-// Outcome says what Serve did with a message.
+// Outcome says what DispatchLoop did with a message.
 type Outcome uint8
 
 const (
 	// Replied: the reply, if any, was appended.
 	Replied Outcome = iota
-	// Deferred: Serve was asked to run inline only and the message needs
-	// a worker; nothing was run or appended.
+	// Deferred: the message needs a worker; nothing was run or appended.
 	Deferred
 	// Malformed: the message is not JSON; its -32700 reply was appended.
 	// A stream transport cannot frame what follows and should close after
@@ -131,11 +131,29 @@ const (
 	Malformed
 )
 
+// DispatchLoop is Dispatch for callers that must not block, such as an
+// event loop. It runs msg when that needs no blocking method and no
+// worker — a single inline request, a fault, an unknown method, or a
+// batch of at most ParallelBatch such elements — appends the reply and
+// returns Replied, or Malformed when msg is not JSON (its -32700 reply was
+// appended; a stream transport cannot frame what follows). Otherwise it
+// runs nothing, appends nothing and returns Deferred; when later is not
+// nil, later then holds msg, copied, with what parsing it found, for
+// later.Run on a goroutine that may block, or later.Busy where no
+// goroutine can take it — the message is never parsed twice. With a nil
+// later the caller must Dispatch msg itself. The outcome comes from the
+// parser, never from the reply's text: a method may well answer -32700
+// itself. msg is only read, and only until DispatchLoop returns. Safe
+// from any goroutine; an inline method runs on the caller.
+func (t *Table) DispatchLoop(ctx context.Context, dst, msg []byte, later *Pending) ([]byte, Outcome) {
+	return t.dispatch(ctx, dst, msg, true, later)
+}
+
 // Serve is Dispatch and DispatchInline in one, for transports: with
 // inlineOnly it behaves as DispatchInline, otherwise as Dispatch, and it
 // tells the caller whether the message was malformed JSON.
 func (t *Table) Serve(ctx context.Context, dst, msg []byte, inlineOnly bool) ([]byte, Outcome) {
-	return t.dispatch(ctx, dst, msg, inlineOnly)
+	return t.dispatch(ctx, dst, msg, inlineOnly, nil)
 }
 
 // AppendBusy answers msg without running it, as when no worker can take
@@ -143,40 +161,12 @@ func (t *Table) Serve(ctx context.Context, dst, msg []byte, inlineOnly bool) ([]
 // for a batch), the usual fault replies for invalid ones, nothing for
 // notifications. Safe from any goroutine.
 func (t *Table) AppendBusy(dst, msg []byte) []byte {
-	st := getState(t)
-	defer putState(st)
-	m := &st.msg
-	st.p.ParseInto(m, msg)
-	switch m.Kind {
-	case parser.KindInvalid:
-		return appendFault(dst, nil, &m.Err)
-	case parser.KindSingle:
-		return busyOrFault(dst, &m.Request)
+	var d Pending
+	out, oc := t.dispatch(context.Background(), dst, msg, true, &d)
+	if oc != Deferred {
+		return out
 	}
-	if m.Len > t.opts.MaxBatch {
-		return appendTooLong(dst, m.Len, t.opts.MaxBatch)
-	}
-	open := len(dst)
-	dst = append(dst, '[')
-	for it := m.Iter(); it.Next(); {
-		r := it.Request()
-		mark := len(dst)
-		if mark > open+1 {
-			dst = append(dst, ',')
-		}
-		before := len(dst)
-		if dst = busyOrFault(dst, &r); len(dst) == before {
-			dst = dst[:mark]
-		}
-	}
-	return closeArray(dst, open)
-}
-
-func busyOrFault(dst []byte, r *parser.Request) []byte {
-	if !r.Err.OK() {
-		return appendFault(dst, r.ID, &r.Err)
-	}
-	return appendBusy(dst, r)
+	return d.Busy(out)
 }
 
 // DispatchInline is Dispatch for callers that must not block, such as an
@@ -186,24 +176,119 @@ func busyOrFault(dst []byte, r *parser.Request) []byte {
 // returns true. Otherwise it runs nothing, returns dst unchanged and
 // false, and the caller hands msg to a goroutine that may call Dispatch.
 func (t *Table) DispatchInline(ctx context.Context, dst, msg []byte) ([]byte, bool) {
-	out, oc := t.dispatch(ctx, dst, msg, true)
+	out, oc := t.dispatch(ctx, dst, msg, true, nil)
 	return out, oc != Deferred
 }
 
-// dispatch runs msg. The outcome comes from the parser, never from the
-// reply's text: a method may well answer -32700 itself.
-func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) (out []byte, oc Outcome) {
+// Pending is a message that DispatchLoop parsed and planned but could
+// not run on its caller, with a copy of its bytes: Run runs it, Busy
+// answers it "Server busy", without parsing it again. The zero value is
+// empty, ready for DispatchLoop. Exactly one of Run and Busy must be
+// called on a filled Pending; it is empty again afterwards. A Pending is
+// a handle: a copy of a filled one refers to the same message, and only
+// one of the copies may be used (a transport moves it from a scratch
+// variable into the job that runs it).
+type Pending struct {
+	t   *Table
+	st  *state       // the parse, its spans rebased into msg
+	msg *pool.Buffer // the message, copied
+}
+
+// Empty reports whether d holds no message.
+func (d *Pending) Empty() bool { return d.st == nil }
+
+// keep fills d with st, whose message is msg: msg is copied into a pooled
+// buffer and the parse's spans are moved there.
+func (d *Pending) keep(t *Table, st *state, msg []byte) {
+	b := pool.Requests.Get()
+	b.B = append(b.B, msg...)
+	st.msg.Rebase(msg, b.B)
+	for i := range st.elems {
+		st.elems[i].req.Rebase(msg, b.B)
+	}
+	clear(st.reqs) // copied into elems: nothing may point into msg
+	st.reqs = st.reqs[:0]
+	*d = Pending{t: t, st: st, msg: b}
+}
+
+// Run runs the message and appends its reply to dst, as Dispatch would:
+// a blocking method runs on the caller, batch elements in parallel on the
+// table's worker pool. ctx is passed to the methods. d is empty
+// afterwards. Safe from any goroutine, one at a time.
+func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
+	t, st := d.t, d.st
+	defer d.release()
+	defer t.recoverDispatch(&out, dst)
+	if st.msg.Kind == parser.KindSingle {
+		return st.single.impl.invoke(st, ctx, dst)
+	}
+	return t.parallel(ctx, st, dst)
+}
+
+// Busy answers the message without running it, as when no worker can
+// take it: -32000 "Server busy" for each valid request that wants a reply
+// (in an array for a batch), the usual replies to invalid requests and
+// unknown methods of a batch, nothing for notifications. d is empty
+// afterwards. Safe from any goroutine.
+func (d *Pending) Busy(dst []byte) []byte {
+	st := d.st
+	defer d.release()
+	if st.msg.Kind == parser.KindSingle {
+		return appendBusy(dst, st.req)
+	}
+	open := len(dst)
+	dst = append(dst, '[')
+	for i := range st.elems {
+		e := &st.elems[i]
+		mark := len(dst)
+		if mark > open+1 {
+			dst = append(dst, ',')
+		}
+		before := len(dst)
+		switch {
+		case !e.req.Err.OK():
+			dst = AppendFault(dst, e.req.ID, &e.req.Err)
+		case e.m == nil:
+			dst = notFound(dst, &e.req)
+		default:
+			dst = appendBusy(dst, &e.req)
+		}
+		if len(dst) == before {
+			dst = dst[:mark]
+		}
+	}
+	return closeArray(dst, open)
+}
+
+// release returns d's state and buffer to their pools.
+func (d *Pending) release() {
+	putState(d.st)
+	pool.Requests.Put(d.msg)
+	*d = Pending{}
+}
+
+// recoverDispatch is the net under jetrpc's own code (methods' panics are
+// recovered per request): one bad message must not take the caller down.
+// Deferred in every entry point, it turns a panic into one -32603 reply
+// appended to dst.
+func (t *Table) recoverDispatch(out *[]byte, dst []byte) {
+	if v := recover(); v != nil {
+		t.opts.Logger.Error("jetrpc: dispatch failed", "panic", v, "stack", string(debug.Stack()))
+		*out = appendErrorReply(dst, nil, parser.Version2, CodeInternalError, "Internal error", "", nil)
+	}
+}
+
+// dispatch runs msg, or with inlineOnly defers it to later when it needs
+// a worker.
+func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, later *Pending) (out []byte, oc Outcome) {
 	t.seal()
 	st := getState(t)
-	start := len(dst)
-	// Methods' panics are recovered per request; this is the net under
-	// jetrpc's own code: one bad message must not take the caller down.
 	defer func() {
-		if v := recover(); v != nil {
-			t.opts.Logger.Error("jetrpc: dispatch failed", "panic", v, "stack", string(debug.Stack()))
-			out, oc = appendErrorReply(dst[:start], nil, parser.Version2, CodeInternalError, "Internal error", "", nil), Replied
+		if oc != Deferred || later == nil {
+			putState(st)
 		}
 	}()
+	defer t.recoverDispatch(&out, dst)
 	m := &st.msg
 	// A batch's elements come from the pass that validates it, up to the
 	// batch limit (a longer batch is refused whole).
@@ -211,34 +296,38 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool) 
 	ok := true
 	switch m.Kind {
 	case parser.KindInvalid:
-		dst = appendFault(dst, nil, &m.Err)
-		if m.Err.Code == parser.CodeParse {
+		dst = AppendFault(dst, nil, &m.Err)
+		if m.Err.Code == CodeParseError {
 			oc = Malformed
 		}
 	case parser.KindSingle:
 		st.req = &m.Request
-		dst, ok = t.single(st, ctx, dst, inlineOnly)
+		dst, ok = t.single(ctx, st, dst, inlineOnly)
 	case parser.KindBatch:
-		dst, ok = t.batch(st, ctx, dst, m, inlineOnly)
+		dst, ok = t.batch(ctx, st, dst, m, inlineOnly)
 	}
-	putState(st)
 	if !ok {
 		oc = Deferred
+		if later != nil {
+			later.keep(t, st, msg)
+		}
 	}
 	return dst, oc
 }
 
-// single runs the request in st.req.
-func (t *Table) single(st *state, ctx context.Context, dst []byte, inlineOnly bool) ([]byte, bool) {
+// single runs the request in st.req, or reports false when it needs a
+// worker and inlineOnly is set (st.single is then its method).
+func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bool) ([]byte, bool) {
 	r := st.req
 	if !r.Err.OK() {
-		return appendFault(dst, r.ID, &r.Err), true
+		return AppendFault(dst, r.ID, &r.Err), true
 	}
 	m := t.lookup(st, r)
 	if m == nil {
 		return notFound(dst, r), true
 	}
 	if inlineOnly && !m.inline {
+		st.single = m
 		return dst, false
 	}
 	return m.impl.invoke(st, ctx, dst), true
@@ -252,11 +341,11 @@ func notFound(dst []byte, r *parser.Request) []byte {
 }
 
 // runElem runs one planned batch element, appending its reply (if any).
-func (t *Table) runElem(st *state, ctx context.Context, dst []byte, e *element) []byte {
+func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) []byte {
 	st.req = &e.req
 	switch {
 	case !e.req.Err.OK():
-		return appendFault(dst, e.req.ID, &e.req.Err)
+		return AppendFault(dst, e.req.ID, &e.req.Err)
 	case e.m == nil:
 		return notFound(dst, &e.req)
 	}
@@ -265,7 +354,7 @@ func (t *Table) runElem(st *state, ctx context.Context, dst []byte, e *element) 
 
 // runElems runs elements in order, appending their replies separated by
 // commas.
-func (t *Table) runElems(st *state, ctx context.Context, dst []byte, elems []element) []byte {
+func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []element) []byte {
 	start := len(dst)
 	for i := range elems {
 		mark := len(dst)
@@ -273,7 +362,7 @@ func (t *Table) runElems(st *state, ctx context.Context, dst []byte, elems []ele
 			dst = append(dst, ',')
 		}
 		before := len(dst)
-		if dst = t.runElem(st, ctx, dst, &elems[i]); len(dst) == before {
+		if dst = t.runElem(ctx, st, dst, &elems[i]); len(dst) == before {
 			dst = dst[:mark] // a notification: no reply, no comma
 		}
 	}
@@ -290,7 +379,7 @@ func closeArray(dst []byte, open int) []byte {
 }
 
 // batch plans and runs a batch.
-func (t *Table) batch(st *state, ctx context.Context, dst []byte, m *parser.Message, inlineOnly bool) ([]byte, bool) {
+func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Message, inlineOnly bool) ([]byte, bool) {
 	if m.Len > t.opts.MaxBatch {
 		return appendTooLong(dst, m.Len, t.opts.MaxBatch), true
 	}
@@ -308,13 +397,13 @@ func (t *Table) batch(st *state, ctx context.Context, dst []byte, m *parser.Mess
 	if blocking == 0 && len(st.elems) <= t.opts.ParallelBatch {
 		open := len(dst)
 		dst = append(dst, '[')
-		dst = t.runElems(st, ctx, dst, st.elems)
+		dst = t.runElems(ctx, st, dst, st.elems)
 		return closeArray(dst, open), true
 	}
 	if inlineOnly {
 		return dst, false
 	}
-	return t.parallel(st, ctx, dst), true
+	return t.parallel(ctx, st, dst), true
 }
 
 func appendTooLong(dst []byte, n, limit int) []byte {
@@ -352,7 +441,7 @@ func (s *segment) Run() {
 			s.out.B = appendInternal(s.out.B[:0], s.elems)
 		}
 	}()
-	s.out.B = s.t.runElems(st, s.ctx, s.out.B, s.elems)
+	s.out.B = s.t.runElems(s.ctx, st, s.out.B, s.elems)
 	putState(st)
 }
 
@@ -372,7 +461,7 @@ func appendInternal(dst []byte, elems []element) []byte {
 }
 
 // parallel runs the planned batch in st.elems with the worker pool.
-func (t *Table) parallel(st *state, ctx context.Context, dst []byte) []byte {
+func (t *Table) parallel(ctx context.Context, st *state, dst []byte) []byte {
 	elems := st.elems
 	long := len(elems) > t.opts.ParallelBatch
 	chunk := t.opts.ParallelBatch
@@ -412,7 +501,7 @@ func (t *Table) parallel(st *state, ctx context.Context, dst []byte) []byte {
 	}
 	for i := range st.segs {
 		if s := &st.segs[i]; !s.submitted && !(s.onWorker && s.blocking) {
-			s.out.B = t.runElems(st, ctx, s.out.B, s.elems)
+			s.out.B = t.runElems(ctx, st, s.out.B, s.elems)
 		}
 	}
 	st.wg.Wait()

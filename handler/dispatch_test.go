@@ -1,5 +1,9 @@
 package handler_test
 
+// Tests of dispatch (dispatch.go): batches in parallel and on a full
+// queue, limits, DispatchInline, the context, concurrency, and Serve's
+// outcomes.
+
 import (
 	"bytes"
 	"context"
@@ -16,189 +20,6 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/pool"
 )
-
-// call dispatches one request to tab and returns the reply.
-func call(t testing.TB, tab *handler.Table, msg string) string {
-	t.Helper()
-	return string(tab.Dispatch(context.Background(), nil, []byte(msg)))
-}
-
-// replyOf decodes a single reply.
-type replyOf struct {
-	JSONRPC string          `json:"jsonrpc"`
-	Result  json.RawMessage `json:"result"`
-	Error   *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
-	ID json.RawMessage `json:"id"`
-}
-
-func decodeReply(t testing.TB, s string) replyOf {
-	t.Helper()
-	var r replyOf
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		t.Fatalf("reply %q: %v", s, err)
-	}
-	return r
-}
-
-func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-func TestRegister_refusals(t *testing.T) {
-	tab := handler.NewTable()
-	ok := func(context.Context, struct{ A int }) (int, error) { return 0, nil }
-	cases := []struct {
-		name string
-		err  error
-		do   func() error
-	}{
-		{"reserved", handler.ErrReservedName, func() error { return handler.TryRegister(tab, "rpc.discover", ok) }},
-		{"empty", handler.ErrEmptyName, func() error { return handler.TryRegister(tab, "", ok) }},
-		{"pointer params", handler.ErrBadType, func() error {
-			return handler.TryRegister(tab, "p", func(context.Context, *struct{ A int }) (int, error) { return 0, nil })
-		}},
-		{"scalar params", handler.ErrBadType, func() error {
-			return handler.TryRegister(tab, "s", func(context.Context, int) (int, error) { return 0, nil })
-		}},
-		{"chan result", handler.ErrBadType, func() error {
-			return handler.TryRegister(tab, "c", func(context.Context, struct{}) (chan int, error) { return nil, nil })
-		}},
-	}
-	for _, c := range cases {
-		if err := c.do(); !errors.Is(err, c.err) {
-			t.Errorf("%s: got %v, want %v", c.name, err, c.err)
-		}
-	}
-	if err := handler.TryRegister(tab, "ok", ok); err != nil {
-		t.Fatal(err)
-	}
-	if err := handler.TryRegister(tab, "ok", ok); !errors.Is(err, handler.ErrDuplicateName) {
-		t.Fatalf("duplicate: %v", err)
-	}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("Register of a reserved name did not panic")
-			}
-		}()
-		handler.Register(tab, "rpc.x", ok)
-	}()
-	call(t, tab, `{"jsonrpc":"2.0","method":"ok","params":[1],"id":1}`)
-	if err := handler.TryRegister(tab, "late", ok); !errors.Is(err, handler.ErrSealed) {
-		t.Fatalf("register after dispatch: %v", err)
-	}
-	// The refused names are not served.
-	if r := decodeReply(t, call(t, tab, `{"jsonrpc":"2.0","method":"rpc.discover","id":1}`)); r.Error == nil || r.Error.Code != -32601 {
-		t.Fatalf("rpc.discover served: %+v", r)
-	}
-}
-
-func TestTable_methodsInfo(t *testing.T) {
-	tab := handler.NewTable()
-	type P struct {
-		Minuend    int `json:"minuend"`
-		Subtrahend int `json:"subtrahend"`
-	}
-	handler.Register(tab, "sub", func(_ context.Context, p P) (int, error) { return p.Minuend - p.Subtrahend, nil },
-		handler.Inline(), handler.Description("difference"))
-	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil },
-		handler.ParamNames("a", "b"))
-	got := fmt.Sprint(tab.Methods())
-	want := `[{add  [a b] false} {sub difference [minuend subtrahend] true}]`
-	if got != want {
-		t.Fatalf("Methods() = %s, want %s", got, want)
-	}
-	if found, inline := tab.Lookup("sub"); !found || !inline {
-		t.Fatal("Lookup(sub)")
-	}
-	if found, _ := tab.Lookup("nope"); found {
-		t.Fatal("Lookup(nope)")
-	}
-}
-
-type appError struct{ code handler.Code }
-
-func (e appError) Error() string { return "wrapped app error" }
-
-func TestDispatch_errors(t *testing.T) {
-	tab := handler.NewTable(handler.WithLogger(quietLogger()))
-	handler.Register(tab, "rpcerr", func(context.Context, struct{}) (int, error) {
-		return 0, &handler.Error{Code: 42, Message: "the answer", Data: map[string]int{"n": 1}}
-	})
-	handler.Register(tab, "wrapped", func(context.Context, struct{}) (int, error) {
-		return 0, fmt.Errorf("context: %w", handler.NewError(-32050, "custom server error").WithData(handler.Raw(`[1, 2]`)))
-	})
-	handler.Register(tab, "plain", func(context.Context, struct{}) (int, error) {
-		return 0, errors.New("secret database password wrong")
-	})
-	handler.Register(tab, "cancelled", func(context.Context, struct{}) (int, error) { return 0, context.Canceled })
-	handler.Register(tab, "deadline", func(context.Context, struct{}) (int, error) {
-		return 0, fmt.Errorf("query: %w", context.DeadlineExceeded)
-	})
-	handler.Register(tab, "panics", func(context.Context, struct{}) (int, error) { panic("boom") })
-	handler.Register(tab, "nan", func(context.Context, struct{}) (float64, error) { return 0 * func() float64 { return 0 }() / 0, nil })
-	handler.Register(tab, "badraw", func(context.Context, struct{}) (handler.Raw, error) { return handler.Raw(`{"a":`), nil })
-	handler.Register(tab, "baddata", func(context.Context, struct{}) (int, error) {
-		return 0, &handler.Error{Code: 7, Message: "m", Data: make(chan int)}
-	})
-	cases := []struct {
-		method string
-		code   int
-		msg    string // substring of the message
-		data   string
-	}{
-		{"rpcerr", 42, "the answer", `{"n":1}`},
-		{"wrapped", -32050, "custom server error", `[1,2]`},
-		{"plain", -32603, "Internal error", ""},
-		{"cancelled", -32001, "Request cancelled", ""},
-		{"deadline", -32002, "Deadline exceeded", ""},
-		{"panics", -32603, "panicked", ""},
-		{"nan", -32603, "not a finite number", ""},
-		{"badraw", -32603, "not valid JSON", ""},
-		{"baddata", 7, "m", ""},
-	}
-	for _, c := range cases {
-		r := decodeReply(t, call(t, tab, `{"jsonrpc":"2.0","method":"`+c.method+`","id":"x"}`))
-		if r.Error == nil || r.Error.Code != c.code || !strings.Contains(r.Error.Message, c.msg) || string(r.Error.Data) != c.data || string(r.ID) != `"x"` || r.Result != nil {
-			t.Errorf("%s: got %+v %+v", c.method, r, r.Error)
-		}
-		if strings.Contains(r.Error.Message, "secret") {
-			t.Errorf("%s: internal error text leaked: %q", c.method, r.Error.Message)
-		}
-		// As notifications: no reply at all, whatever the failure.
-		if got := call(t, tab, `{"jsonrpc":"2.0","method":"`+c.method+`"}`); got != "" {
-			t.Errorf("%s as a notification replied %q", c.method, got)
-		}
-	}
-	exposed := handler.NewTable(handler.WithExposeErrors(true))
-	handler.Register(exposed, "plain", func(context.Context, struct{}) (int, error) { return 0, errors.New("disk full") })
-	if r := decodeReply(t, call(t, exposed, `{"jsonrpc":"2.0","method":"plain","id":1}`)); !strings.Contains(r.Error.Message, "disk full") {
-		t.Errorf("ExposeErrors: message %q", r.Error.Message)
-	}
-}
-
-// TestDispatch_panicIsolated: a panic answers -32603 for that request
-// alone; its batch siblings are answered normally.
-func TestDispatch_panicIsolated(t *testing.T) {
-	tab := handler.NewTable(handler.WithLogger(quietLogger()))
-	handler.Register(tab, "boom", func(context.Context, struct{}) (int, error) { panic("boom") }, handler.Inline())
-	handler.Register(tab, "boomBlocking", func(context.Context, struct{}) (int, error) { panic("boom") })
-	handler.Register(tab, "one", func(context.Context, struct{}) (int, error) { return 1, nil }, handler.Inline())
-	for _, batch := range []string{
-		`[{"jsonrpc":"2.0","method":"one","id":1},{"jsonrpc":"2.0","method":"boom","id":2},{"jsonrpc":"2.0","method":"one","id":3}]`,
-		`[{"jsonrpc":"2.0","method":"one","id":1},{"jsonrpc":"2.0","method":"boomBlocking","id":2},{"jsonrpc":"2.0","method":"one","id":3}]`,
-	} {
-		var replies []replyOf
-		if err := json.Unmarshal([]byte(call(t, tab, batch)), &replies); err != nil {
-			t.Fatal(err)
-		}
-		if len(replies) != 3 || string(replies[0].Result) != "1" || replies[1].Error == nil || replies[1].Error.Code != -32603 || string(replies[2].Result) != "1" {
-			t.Fatalf("replies %+v", replies)
-		}
-	}
-}
 
 // TestDispatch_batchParallel shows that the blocking elements of a batch
 // run at the same time: each waits until all have started, which only
@@ -427,7 +248,31 @@ func TestServe_outcomes(t *testing.T) {
 	}
 }
 
-func TestAppendBusy(t *testing.T) {
+// Regression from an adversarial review of dispatch: a method's own -32700 closed the stream (the outcome came from the reply text).
+//
+// A method may answer -32700 itself (it parsed a document of its own):
+// that is a reply like any other, not a message the transport could not
+// frame, so a stream must not be closed for it.
+func TestServe_methodsOwnParseErrorIsReplied(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(slog.New(slog.DiscardHandler)))
+	handler.Register(tab, "parseInner", func(context.Context, [1]string) (int, error) {
+		return 0, &handler.Error{Code: handler.CodeParseError, Message: "inner document is not JSON"}
+	}, handler.Inline())
+	out, oc := tab.Serve(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"parseInner","params":["{"],"id":1}`), true)
+	if want := `{"jsonrpc":"2.0","error":{"code":-32700,"message":"inner document is not JSON"},"id":1}`; string(out) != want || oc != handler.Replied {
+		t.Errorf("got %s, outcome %d; want %s, Replied", out, oc, want)
+	}
+	out, oc = tab.Serve(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":`), true)
+	if oc != handler.Malformed || len(out) == 0 {
+		t.Errorf("truncated JSON: got %s, outcome %d; want a -32700 reply, Malformed", out, oc)
+	}
+	out, oc = tab.Serve(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":1}`), true)
+	if oc != handler.Replied || len(out) == 0 {
+		t.Errorf("invalid request: got %s, outcome %d; want a -32600 reply, Replied", out, oc)
+	}
+}
+
+func TestAppendBusy_busyOrFault(t *testing.T) {
 	tab := demoTable(t)
 	got := string(tab.AppendBusy(nil, []byte(`[{"jsonrpc":"2.0","method":"sleep","params":[9],"id":1},{"jsonrpc":"2.0","method":"sleep","params":[9]},{"jsonrpc":"2.0","method":1,"id":2}]`)))
 	want := `[{"jsonrpc":"2.0","error":{"code":-32000,"message":"Server busy"},"id":1},{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: method must be a string (offset 130)"},"id":2}]`

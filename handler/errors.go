@@ -4,47 +4,28 @@ import (
 	"context"
 	"errors"
 	"strconv"
+
+	"github.com/jetrpc/jetrpc/parser"
 )
 
-// Code is a JSON-RPC error code. It is not an error itself; use Error.
-type Code int32
+// Code is a JSON-RPC error code, parser.Code under the name handlers
+// use. It is not an error itself; use Error.
+type Code = parser.Code
 
 // Codes reserved by the JSON-RPC 2.0 specification [std], and the server
-// codes jetrpc uses from the implementation-defined range -32000..-32099.
-// Applications should use codes outside -32768..-32000.
+// codes jetrpc uses from the implementation-defined range -32000..-32099
+// (the same constants as package parser's). Applications should use codes
+// outside -32768..-32000.
 const (
-	CodeParseError     Code = -32700 // [std] invalid JSON
-	CodeInvalidRequest Code = -32600 // [std] not a valid request object
-	CodeMethodNotFound Code = -32601 // [std] no such method
-	CodeInvalidParams  Code = -32602 // [std] params do not fit the method
-	CodeInternalError  Code = -32603 // [std] the method failed
-	CodeServerBusy     Code = -32000 // the worker queue is full; retry later
-	CodeCancelled      Code = -32001 // the request's context was cancelled
-	CodeDeadline       Code = -32002 // the request's context deadline passed
+	CodeParseError     = parser.CodeParseError     // [std] invalid JSON
+	CodeInvalidRequest = parser.CodeInvalidRequest // [std] not a valid request object
+	CodeMethodNotFound = parser.CodeMethodNotFound // [std] no such method
+	CodeInvalidParams  = parser.CodeInvalidParams  // [std] params do not fit the method
+	CodeInternalError  = parser.CodeInternalError  // [std] the method failed
+	CodeServerBusy     = parser.CodeServerBusy     // no worker can take the request now; retry later
+	CodeCancelled      = parser.CodeCancelled      // the request's context was cancelled
+	CodeDeadline       = parser.CodeDeadline       // the request's context deadline passed
 )
-
-// String returns the standard message of the code, or "error N".
-func (c Code) String() string {
-	switch c {
-	case CodeParseError:
-		return "Parse error"
-	case CodeInvalidRequest:
-		return "Invalid Request"
-	case CodeMethodNotFound:
-		return "Method not found"
-	case CodeInvalidParams:
-		return "Invalid params"
-	case CodeInternalError:
-		return "Internal error"
-	case CodeServerBusy:
-		return "Server busy"
-	case CodeCancelled:
-		return "Request cancelled"
-	case CodeDeadline:
-		return "Deadline exceeded"
-	}
-	return "error " + strconv.Itoa(int(c))
-}
 
 // Error is a JSON-RPC error object. A handler that returns an *Error has
 // its code, message and data sent to the client as they are.
@@ -82,11 +63,16 @@ func (e *Error) message() string {
 	return e.Code.String()
 }
 
-// Is reports whether target is an *Error with the same code, so that
-// errors.Is(err, handler.ErrMethodNotFound) works.
+// ErrorCode returns e.Code (parser.Coder).
+func (e *Error) ErrorCode() Code { return e.Code }
+
+var _ parser.Coder = (*Error)(nil)
+
+// Is reports whether target carries the same code (an *Error, or a
+// parser fault), so that errors.Is(err, handler.ErrMethodNotFound) works.
 func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
+	t, ok := target.(parser.Coder)
+	return ok && t.ErrorCode() == e.Code
 }
 
 // Errors with the standard codes, for use with errors.Is and as handler
@@ -101,18 +87,18 @@ var (
 )
 
 // ErrorCode returns the code an error is sent with: the code of an *Error
-// (found with errors.As), CodeCancelled or CodeDeadline for the context
+// or a parser fault (any parser.Coder, found with errors.As), CodeCancelled or CodeDeadline for the context
 // errors, 0 for nil, and CodeInternalError for anything else.
 func ErrorCode(err error) Code {
 	if err == nil {
 		return 0
 	}
-	if e, ok := err.(*Error); ok {
-		return e.Code
+	if e, ok := err.(parser.Coder); ok {
+		return e.ErrorCode()
 	}
-	var e *Error
+	var e parser.Coder
 	if errors.As(err, &e) {
-		return e.Code
+		return e.ErrorCode()
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -147,6 +133,9 @@ var (
 	ErrConnClosed = errors.New("jetrpc: connection closed")
 	// ErrSlowConsumer: the client left too much unread; it is disconnected.
 	ErrSlowConsumer = errors.New("jetrpc: client too slow to read its messages; disconnected")
+	// ErrNotUTF8: a WebSocket carries server messages as text messages,
+	// which must be valid UTF-8 (JSON is); the message was not sent.
+	ErrNotUTF8 = errors.New("jetrpc: a server message over WebSocket must be valid UTF-8")
 )
 
 // Wire errors of the subscription methods (RegisterSubscription).

@@ -3,41 +3,45 @@ package handler
 import (
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 
+	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
 // Defaults of HTTPHandler.
 const (
-	// DefaultMaxBodySize is the largest request body HTTPHandler reads.
-	DefaultMaxBodySize = 5 << 20
+	// DefaultMaxBodySize is the largest request body HTTPHandler reads:
+	// the same limit as one message on a stream, parser.DefaultMaxSize.
+	DefaultMaxBodySize = parser.DefaultMaxSize
 	// DefaultHealthPath is the path where GET answers 200.
 	DefaultHealthPath = "/health"
 )
+
+// HealthBody is the body of the 200 reply to a health check.
+const HealthBody = `{"status":"ok"}`
 
 // HTTPHandler serves a Table over HTTP as a net/http.Handler, so that
 // jetrpc can be mounted in an existing net/http server:
 //
 //	http.Handle("/rpc", handler.NewHTTPHandler(table))
 //
-// It follows the transport rules of JSON-RPC over HTTP: POST with the
-// message as body (Content-Type application/json, application/json-rpc,
-// application/jsonrequest, any parameters, or none; another type → 415);
-// reply 200 application/json, or 204 No Content when there is nothing to
-// reply (notifications); a body over MaxBodySize → 413; other methods →
-// 405 with Allow: POST, except GET of HealthPath → 200. A JSON-RPC error is
-// a 200 reply: the error is in the body. Safe for concurrent use.
+// It follows the transport rules of JSON-RPC over HTTP, the same as the
+// engine's: POST with the message as body (AcceptableContentType; another
+// type → 415); reply 200 application/json, or 204 No Content when there
+// is nothing to reply (notifications); a body over MaxBodySize → 413;
+// other methods → 405 with Allow: POST, except a health check
+// (IsHealthCheck) → 200 HealthBody. A JSON-RPC error is a 200 reply: the
+// error is in the body. The refusals carry HTTPErrorText. Safe for
+// concurrent use.
 type HTTPHandler struct {
 	// Table serves the calls; immutable; never nil.
 	Table *Table
 	// MaxBodySize limits the request body; 0 means DefaultMaxBodySize.
 	MaxBodySize int64
-	// HealthPath is the path where GET answers 200 {"status":"ok"};
-	// "" means DefaultHealthPath, "-" turns it off.
+	// HealthPath is the path where GET answers 200 HealthBody; "" means
+	// DefaultHealthPath, "-" turns it off.
 	HealthPath string
 }
 
@@ -46,42 +50,112 @@ func NewHTTPHandler(t *Table) *HTTPHandler { return &HTTPHandler{Table: t} }
 
 var _ http.Handler = (*HTTPHandler)(nil)
 
-// AcceptableContentType reports whether a request Content-Type header
-// value is one JSON-RPC over HTTP accepts: empty, application/json,
-// application/json-rpc or application/jsonrequest, with any parameters.
-func AcceptableContentType(v string) bool {
-	if v == "" {
+// AcceptableContentType reports whether a request's Content-Type value
+// is one JSON-RPC over HTTP accepts: empty, or application/json,
+// application/json-rpc or application/jsonrequest in any case, with any
+// parameters. It is the one rule of the engine and of HTTPHandler, on
+// bytes or a string, without allocating.
+func AcceptableContentType[T ~string | ~[]byte](v T) bool {
+	if len(v) == 0 {
 		return true
 	}
-	mt, _, err := mime.ParseMediaType(v)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(v, ";", 2)[0]))
+	for i := 0; i < len(v); i++ {
+		if v[i] == ';' {
+			v = v[:i]
+			break
+		}
 	}
-	switch mt {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	var lower [len("application/jsonrequest")]byte
+	if len(v) > len(lower) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	switch string(lower[:len(v)]) {
 	case "application/json", "application/json-rpc", "application/jsonrequest":
 		return true
 	}
 	return false
 }
 
+// IsHealthCheck reports whether an HTTP request — its method and its
+// request target, query included — is the health check at path: a GET
+// of path, whatever the query. An empty path means DefaultHealthPath.
+// It is the one rule of the engine and of HTTPHandler, on bytes or a
+// string, without allocating.
+func IsHealthCheck[T ~string | ~[]byte](method, target T, path string) bool {
+	if path == "" {
+		path = DefaultHealthPath
+	}
+	for i := 0; i < len(target); i++ {
+		if target[i] == '?' {
+			target = target[:i]
+			break
+		}
+	}
+	return string(method) == "GET" && string(target) == path
+}
+
+// HTTPErrorText returns the plain-text body jetrpc sends with an HTTP
+// status that refuses a request (405, 413, 415 ...), the same from the
+// engine and from HTTPHandler; "malformed request" for a status it does
+// not name.
+func HTTPErrorText(status int) string {
+	switch status {
+	case http.StatusMethodNotAllowed:
+		return "JSON-RPC requires POST\n"
+	case http.StatusRequestEntityTooLarge:
+		return "request body too large\n"
+	case http.StatusUnsupportedMediaType:
+		return "JSON-RPC requires Content-Type application/json\n"
+	case http.StatusRequestHeaderFieldsTooLarge:
+		return "request head too large\n"
+	case http.StatusNotImplemented:
+		return "unsupported transfer encoding\n"
+	case http.StatusHTTPVersionNotSupported:
+		return "only HTTP/1.0 and HTTP/1.1\n"
+	case http.StatusNotFound:
+		return "not found\n"
+	case http.StatusForbidden:
+		return "origin not allowed\n"
+	}
+	return "malformed request\n"
+}
+
+// httpError answers a refusal with its status and HTTPErrorText.
+func httpError(w http.ResponseWriter, status int) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, HTTPErrorText(status))
+}
+
 // ServeHTTP answers one HTTP request.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		health := h.HealthPath
-		if health == "" {
-			health = DefaultHealthPath
-		}
-		if r.Method == http.MethodGet && r.URL.Path == health {
+		if h.HealthPath != "-" && IsHealthCheck(r.Method, r.URL.Path, h.HealthPath) {
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"status":"ok"}`)
+			_, _ = io.WriteString(w, HealthBody)
 			return
 		}
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "JSON-RPC requires POST", http.StatusMethodNotAllowed)
+		httpError(w, http.StatusMethodNotAllowed)
 		return
 	}
 	if !AcceptableContentType(r.Header.Get("Content-Type")) {
-		http.Error(w, "JSON-RPC requires Content-Type application/json", http.StatusUnsupportedMediaType)
+		httpError(w, http.StatusUnsupportedMediaType)
 		return
 	}
 	limit := h.MaxBodySize
@@ -89,7 +163,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		limit = DefaultMaxBodySize
 	}
 	if r.ContentLength > limit {
-		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		httpError(w, http.StatusRequestEntityTooLarge)
 		return
 	}
 	body := pool.Requests.Get()
@@ -97,14 +171,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, err := body.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			// An outer limit (http.MaxBytesHandler) cut the body off.
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			httpError(w, http.StatusRequestEntityTooLarge)
 			return
 		}
-		http.Error(w, "cannot read request body", http.StatusBadRequest)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, "cannot read request body\n")
 		return
 	}
 	if int64(len(body.B)) > limit {
-		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		httpError(w, http.StatusRequestEntityTooLarge)
 		return
 	}
 	out := pool.Responses.Get()

@@ -1,5 +1,7 @@
 package handler_test
 
+// Tests of the net/http adapter (http.go).
+
 import (
 	"io"
 	"net/http"
@@ -61,7 +63,7 @@ func TestHTTPHandler_transportRules(t *testing.T) {
 	}
 }
 
-func TestAcceptableContentType(t *testing.T) {
+func TestAcceptableContentType_mediaTypes(t *testing.T) {
 	for v, want := range map[string]bool{
 		"": true, "application/json": true, "Application/JSON; charset=UTF-8": true,
 		"application/json-rpc": true, "application/jsonrequest": true,
@@ -70,5 +72,22 @@ func TestAcceptableContentType(t *testing.T) {
 		if got := handler.AcceptableContentType(v); got != want {
 			t.Errorf("%q: %v, want %v", v, got, want)
 		}
+	}
+}
+
+// Regression from a review of the net/http adapter: a body cut by http.MaxBytesHandler was not answered 413.
+//
+// A body cut off by an outer limit (http.MaxBytesHandler) is 413, as the
+// adapter's own limit is.
+func TestHTTPHandler_outerBodyLimitIs413(t *testing.T) {
+	srv := httptest.NewServer(http.MaxBytesHandler(handler.NewHTTPHandler(demoTable(t)), 50))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"echo","params":["`+strings.Repeat("x", 100)+`"],"id":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413", resp.StatusCode)
 	}
 }

@@ -8,6 +8,7 @@ package handler
 import (
 	"encoding"
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"strconv"
@@ -21,10 +22,46 @@ import (
 //
 // As a params type (or a params field) it receives the JSON value as it
 // came, without decoding; it is valid until the handler returns and must
-// not be modified; copy it to keep it. As a result type it is written into
-// the reply as it is, after a check that it is one valid JSON value; an
-// empty Raw is written as null.
+// not be modified; copy it to keep it. A params field of type Raw is a
+// JSON value, not a list: it is required unless tagged omitempty or
+// omitzero (a *Raw field is optional), and a null given for it is the
+// text null.
+// Inside params that sonic decodes (an element of a slice, a field of a
+// nested struct) it receives a copy of the value.
+//
+// In a result, wherever it appears (the result itself, a struct field, an
+// element, a map value, behind a pointer), it is written into the reply as
+// it is, compacted, after a check that it is one valid JSON value; an
+// empty Raw is written as null. A Raw that is not valid JSON fails the
+// call with -32603 rather than sending a broken reply.
 type Raw []byte
+
+// errInvalidRaw is the error of Raw.MarshalJSON for text that is not one
+// valid JSON value; a result that holds such a Raw is answered with
+// reasonInvalidRaw.
+var errInvalidRaw = errors.New("jetrpc: raw JSON is not one valid JSON value")
+
+// MarshalJSON returns r itself, after checking that it is one valid JSON
+// value (with valid UTF-8), or null when r is empty: a Raw inside a value
+// that sonic or encoding/json encodes is written verbatim, not as base64.
+// The returned slice is r; it must not be modified.
+func (r Raw) MarshalJSON() ([]byte, error) {
+	if len(r) == 0 {
+		return []byte("null"), nil
+	}
+	if !parser.Valid(r) {
+		return nil, errInvalidRaw
+	}
+	return r, nil
+}
+
+// UnmarshalJSON sets *r to a copy of data, so that a Raw inside params
+// that sonic or encoding/json decodes receives the JSON value verbatim,
+// not base64.
+func (r *Raw) UnmarshalJSON(data []byte) error {
+	*r = append((*r)[:0], data...)
+	return nil
+}
 
 // JSONAppender is implemented by result types that write their own JSON.
 // AppendJSON appends one valid JSON value to dst and returns the extended

@@ -36,7 +36,7 @@ type field struct {
 	offset   uintptr        // offset in P
 	kind     vkind          // hand-coded kind, or kSlow
 	ptrType  unsafe.Pointer // type word of *T for sonic (kSlow only)
-	required bool           // not a pointer, slice, map or interface, and not omitempty/omitzero
+	required bool           // not a pointer, slice (Raw is not one), map or interface, and not omitempty/omitzero
 	quoted   bool           // the ",string" option: the value comes inside a JSON string
 }
 
@@ -252,16 +252,21 @@ func collectFields(t reflect.Type, base uintptr, depth int, out *[]candidate) er
 			name = sf.Name
 		}
 		has := func(opt string) bool { return strings.Contains(","+opts+",", ","+opt+",") }
+		kind := kindOf(sf.Type, true)
 		optional := has("omitempty") || has("omitzero")
 		switch sf.Type.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		case reflect.Pointer, reflect.Map, reflect.Interface:
 			optional = true
+		case reflect.Slice:
+			// Raw and json.RawMessage hold one JSON value: like any other
+			// value they are required; other slices are optional.
+			optional = optional || (kind != kRaw && kind != kRawCopy)
 		}
 		f := field{
 			name:     name,
 			label:    name,
 			offset:   base + sf.Offset,
-			kind:     kindOf(sf.Type, true),
+			kind:     kind,
 			required: !optional,
 		}
 		if has("string") && f.kind >= kBool && f.kind <= kString {

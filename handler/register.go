@@ -56,7 +56,9 @@ func ParamNames(names ...string) MethodOption {
 //     order) or by name (an Object, into the fields by their json tag
 //     names, exact case; unknown members are ignored). A field is
 //     required unless it is a pointer, slice, map or interface or is
-//     tagged omitempty or omitzero; a missing required field is -32602.
+//     tagged omitempty or omitzero (Raw and json.RawMessage hold a JSON
+//     value, not a list: they are required like other values); a missing
+//     required field is -32602.
 //     Untagged embedded structs are flattened as in encoding/json.
 //   - an array [N]T of booleans, numbers or strings: exactly N by position.
 //   - a slice: by position; a map with string keys: by name; an
@@ -68,7 +70,8 @@ func ParamNames(names ...string) MethodOption {
 // is the result type: booleans, numbers, strings, Raw, json.RawMessage
 // and slices or arrays of them are encoded by hand without allocation;
 // types implementing JSONAppender write themselves; anything else is
-// encoded by sonic (as encoding/json would, without HTML escaping).
+// encoded by sonic (as encoding/json would, without HTML escaping). A Raw
+// is written verbatim wherever it appears in R.
 //
 // Register panics if the name is empty, reserved ("rpc." prefix) or taken,
 // if the table has begun dispatching, or if P or R is unsupported: these

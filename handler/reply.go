@@ -76,11 +76,14 @@ func appendErrorReply(dst, id []byte, v parser.Version, code Code, msg, detail s
 	return appendErrorEnd(dst, data, id)
 }
 
-// appendFault answers a parser fault: -32700 or -32600, the reason and
-// the byte offset in the message ("Parse error: invalid number (offset
-// 12)"). The offset goes in the message, not in data, because the spec's
-// replies to these faults have no data member.
-func appendFault(dst, id []byte, f *parser.Error) []byte {
+// AppendFault appends the reply to a parser fault f: -32700 or -32600,
+// the reason and the byte offset in the message ("Parse error: invalid
+// number (offset 12)"), with id (nil: null). The offset goes in the
+// message, not in data, because the spec's replies to these faults have
+// no data member. Transports use it for the faults they meet before a
+// message reaches the table (parser.FrameFault: a stream that cannot be
+// framed); it is the one writer of these replies.
+func AppendFault(dst, id []byte, f *parser.Error) []byte {
 	code := Code(f.Code)
 	dst = appendErrorStart(dst, parser.Version2, code)
 	dst = append(dst, code.String()...)

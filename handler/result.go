@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"errors"
 	"reflect"
 	"unsafe"
 
@@ -123,6 +124,9 @@ func (rp *resultPlan) appendSlow(st *state, dst []byte, v any, direct any) (out 
 	}
 	st.enc = st.enc[:0]
 	if err := encoder.EncodeInto(&st.enc, v, sonicOptions); err != nil {
+		if errors.Is(err, errInvalidRaw) {
+			return dst, reasonInvalidRaw // a Raw inside the result
+		}
 		return dst, reasonBadValue
 	}
 	return append(dst, st.enc...), ""

@@ -109,8 +109,8 @@ func NewTable(opts ...Option) *Table {
 func (t *Table) Options() Options { return t.opts }
 
 var (
-	sharedWorkersOnce sync.Once
-	sharedWorkers     *pool.Workers
+	sharedWorkersMu sync.Mutex                   // serializes the start of sharedWorkers
+	sharedWorkers   atomic.Pointer[pool.Workers] // started on first use
 )
 
 // workers returns the pool that runs blocking and parallel work.
@@ -118,8 +118,15 @@ func (t *Table) workers() *pool.Workers {
 	if t.opts.Workers != nil {
 		return t.opts.Workers
 	}
-	sharedWorkersOnce.Do(func() { sharedWorkers = pool.NewWorkers(0, -1) })
-	return sharedWorkers
+	if w := sharedWorkers.Load(); w != nil {
+		return w
+	}
+	sharedWorkersMu.Lock()
+	defer sharedWorkersMu.Unlock()
+	if sharedWorkers.Load() == nil {
+		sharedWorkers.Store(pool.NewWorkers(0, -1))
+	}
+	return sharedWorkers.Load()
 }
 
 // Workers returns the pool that runs the table's blocking methods and
@@ -127,6 +134,20 @@ func (t *Table) workers() *pool.Workers {
 // pool, so a transport that offloads whole messages (which may wait for
 // their batch elements) must use a pool of its own.
 func (t *Table) Workers() *pool.Workers { return t.workers() }
+
+// UsesPool reports whether w is the pool that runs the table's blocking
+// methods and parallel batch elements (Workers), without starting the
+// shared pool. A transport that offloads whole messages refuses such a
+// pool for itself (see Workers).
+func (t *Table) UsesPool(w *pool.Workers) bool {
+	if w == nil {
+		return false
+	}
+	if t.opts.Workers != nil {
+		return w == t.opts.Workers
+	}
+	return w == sharedWorkers.Load()
+}
 
 // seal marks the table as dispatching.
 func (t *Table) seal() {

@@ -1,5 +1,8 @@
 package handler_test
 
+// The spec examples and edge cases of testdata, run against the demo
+// methods through Dispatch, DispatchInline and the net/http adapter.
+
 import (
 	"bytes"
 	"context"
@@ -11,13 +14,6 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 )
-
-func demoTable(t testing.TB, opts ...handler.Option) *handler.Table {
-	t.Helper()
-	tab := handler.NewTable(opts...)
-	demo.Register(tab)
-	return tab
-}
 
 func vectors(t testing.TB) []demo.Vector {
 	t.Helper()
@@ -31,10 +27,10 @@ func vectors(t testing.TB) []demo.Vector {
 	return vs
 }
 
-// TestVectors runs every spec example and edge case of testdata through
+// TestVectors_dispatch runs every spec example and edge case of testdata through
 // Dispatch, and through DispatchInline with the fallback an event loop
 // uses.
-func TestVectors(t *testing.T) {
+func TestVectors_dispatch(t *testing.T) {
 	tab := demoTable(t)
 	for _, v := range vectors(t) {
 		t.Run(v.File+"/"+v.Name, func(t *testing.T) {

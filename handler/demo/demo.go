@@ -14,10 +14,20 @@ import (
 // MaxSleep bounds the sleep method.
 const MaxSleep = 60 * time.Second
 
-// SubtractParams are the params of subtract, by position or by name.
+// SubtractParams are the params of subtract as a Go client sends them,
+// by name (or by position, in this order). The method itself reads each
+// operand as any JSON number: an integer exactly, a number with a
+// fraction or an exponent as a float64.
 type SubtractParams struct {
-	Minuend    int64 `json:"minuend"`
-	Subtrahend int64 `json:"subtrahend"`
+	Minuend    float64 `json:"minuend"`
+	Subtrahend float64 `json:"subtrahend"`
+}
+
+// subtractParams are the params subtract is registered with: the operands
+// as JSON text, read by parseNumber. Both are required.
+type subtractParams struct {
+	Minuend    handler.Raw `json:"minuend"`
+	Subtrahend handler.Raw `json:"subtrahend"`
 }
 
 // SleepParams are the params of sleep: {"ms":N} or [N].
@@ -37,12 +47,42 @@ const MaxClockInterval = time.Hour
 // FailCode is the application error code of the fail method.
 const FailCode handler.Code = 1000
 
-// errOverflowSub answers a subtract whose difference does not fit in 64
-// bits.
-var errOverflowSub = handler.NewError(handler.CodeInvalidParams, "Invalid params: the difference overflows a 64-bit integer")
+// Errors of the arithmetic methods, built once: -32602, the params do not
+// fit.
+var (
+	// errOverflowSub answers a subtract of integers whose difference does
+	// not fit in 64 bits.
+	errOverflowSub = handler.NewError(handler.CodeInvalidParams, "Invalid params: the difference overflows a 64-bit integer")
+	// errOverflow answers an add, or a sum of integers, whose sum does not
+	// fit in 64 bits.
+	errOverflow = handler.NewError(handler.CodeInvalidParams, "Invalid params: the sum overflows a 64-bit integer")
+	// errNotFinite answers a subtract or sum of floats whose result is not
+	// a finite number.
+	errNotFinite = handler.NewError(handler.CodeInvalidParams, "Invalid params: the result is not a finite number")
+	// errSumWantArray answers a sum whose params are not an array.
+	errSumWantArray = handler.NewError(handler.CodeInvalidParams, "Invalid params: params must be an array")
+)
 
-// errOverflow answers an add whose sum does not fit in 64 bits.
-var errOverflow = handler.NewError(handler.CodeInvalidParams, "Invalid params: the sum overflows a 64-bit integer")
+// operandErrors holds the error for each operand label and reason of
+// parseNumber.
+var operandErrors = func() map[[2]string]*handler.Error {
+	m := map[[2]string]*handler.Error{}
+	for _, label := range []string{"minuend", "subtrahend", "numbers"} {
+		for _, reason := range []string{reasonWantNumber, reasonIntRange, reasonNumRange} {
+			m[[2]string{label, reason}] = handler.NewError(handler.CodeInvalidParams, "Invalid params: "+label+": "+reason)
+		}
+	}
+	return m
+}()
+
+// operandError returns the error for an operand label that does not fit
+// for reason.
+func operandError(label, reason string) error {
+	if e, ok := operandErrors[[2]string{label, reason}]; ok {
+		return e
+	}
+	return handler.NewError(handler.CodeInvalidParams, "Invalid params: "+label+": "+reason)
+}
 
 // getData is the result of get_data.
 var getData = handler.Raw(`["hello",5]`)
@@ -53,7 +93,10 @@ var getData = handler.Raw(`["hello",5]`)
 //     difference; sum ([numbers]) → their sum; update, notify_hello,
 //     notify_sum (any params) → null, meant as notifications; get_data
 //     (no params) → ["hello", 5]: the methods of the specification's
-//     examples;
+//     examples. The operands of subtract and sum are any JSON numbers:
+//     integers are computed exactly and answered without a fraction
+//     (19), others as float64 (19.5); an integer beyond 64 bits, or a
+//     float result that is not finite, is -32602;
 //   - echo → its params unchanged; add ([a, b], integers) → a+b;
 //   - sleep ({"ms":N} or [N], at most MaxSleep) → N after sleeping N ms,
 //     of the blocking class, cut short when the request is cancelled;
@@ -66,19 +109,19 @@ var getData = handler.Raw(`["hello",5]`)
 // Every method but sleep is registered Inline.
 func Register(t *handler.Table) {
 	inline := handler.Inline()
-	handler.Register(t, "subtract", func(_ context.Context, p SubtractParams) (int64, error) {
-		d := p.Minuend - p.Subtrahend
-		if (d < p.Minuend) != (p.Subtrahend > 0) {
-			return 0, errOverflowSub
+	handler.Register(t, "subtract", func(_ context.Context, p subtractParams) (Number, error) {
+		a, reason := parseNumber(p.Minuend)
+		if reason != "" {
+			return Number{}, operandError("minuend", reason)
 		}
-		return d, nil
+		b, reason := parseNumber(p.Subtrahend)
+		if reason != "" {
+			return Number{}, operandError("subtrahend", reason)
+		}
+		return sub(a, b)
 	}, inline, handler.Description("minuend - subtrahend"))
-	handler.Register(t, "sum", func(_ context.Context, p []float64) (float64, error) {
-		s := 0.0
-		for _, v := range p {
-			s += v
-		}
-		return s, nil
+	handler.Register(t, "sum", func(_ context.Context, p handler.Raw) (Number, error) {
+		return sumOf(p)
 	}, inline, handler.Description("the sum of the numbers given by position"), handler.ParamNames("numbers..."))
 	for _, name := range []string{"update", "notify_hello", "notify_sum"} {
 		handler.RegisterNoResult(t, name, func(context.Context, handler.Raw) error { return nil },
@@ -101,6 +144,9 @@ func Register(t *handler.Table) {
 		d := time.Duration(p.Ms) * time.Millisecond
 		if p.Ms < 0 || p.Ms > int64(MaxSleep/time.Millisecond) {
 			return 0, handler.NewError(handler.CodeInvalidParams, "Invalid params: ms must be between 0 and 60000")
+		}
+		if d == 0 {
+			return 0, ctx.Err() // no sleep: the blocking class at its cheapest, for benchmarks
 		}
 		timer := time.NewTimer(d)
 		defer timer.Stop()
