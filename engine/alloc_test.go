@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,7 +62,7 @@ func TestServe_zeroAllocs(t *testing.T) {
 	}
 }
 
-func itoa(n int) string    { return string(appendInt(nil, int64(n))) }
+func itoa(n int) string    { return strconv.Itoa(n) }
 func itoaHex(n int) string { return strings.ToLower(strings.TrimLeft(hexOf(n), "0")) }
 
 func hexOf(n int) string {
@@ -91,12 +92,12 @@ func TestOffload_zeroAllocs(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"slowadd","params":[0,0],"id":1}` + "\n",
 		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 58\r\n\r\n" + `{"jsonrpc":"2.0","method":"slowadd","params":[0,0],"id":1}`,
 	} {
-		cs.proto, cs.phase = protoUnknown, phaseHead
+		cs.resetCodec()
 		in := []byte(in)
 		step := func() {
 			fc.in, fc.out = in, fc.out[:0]
 			cs.traffic() // queues it on the worker
-			for !cs.waking.Load() {
+			for !cs.mail.waking.Load() {
 				runtime.Gosched()
 			}
 			cs.traffic() // writes the reply
@@ -172,8 +173,7 @@ func TestPush_zeroAllocs(t *testing.T) {
 			cs, fc = wsFakeConn(t)
 		} else {
 			cs, fc = newFakeConn(t)
-			cs.proto = protoStream
-			cs.pushable.Store(true)
+			cs.use(newStreamCodec())
 		}
 		step := func() {
 			fc.out = fc.out[:0]
@@ -181,8 +181,8 @@ func TestPush_zeroAllocs(t *testing.T) {
 				t.Fatal(err)
 			}
 			cs.traffic()
-			if !bytes.Contains(fc.out, msg) || cs.queued.Load() != 0 {
-				t.Fatalf("out %q, queued %d", fc.out, cs.queued.Load())
+			if !bytes.Contains(fc.out, msg) || cs.mail.queued.Load() != 0 {
+				t.Fatalf("out %q, queued %d", fc.out, cs.mail.queued.Load())
 			}
 		}
 		step()

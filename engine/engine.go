@@ -1,29 +1,28 @@
 package engine
 
-// NOTE: the Engine owns the listeners and a gnet client (its event loops,
-// without gnet's own acceptor). Acceptor goroutines, one per listener,
-// accept with Go's net package — which backs off on EMFILE instead of
-// stopping, as gnet's acceptor does — and enroll each connection into an
-// event loop. From then on everything about a connection happens on its
-// loop (conn.go), except for messages run on workers, whose replies come
-// back through the connection's done queue and one Wake per burst. A
-// ticker goroutine keeps the Date header, the timeouts, and the
-// connections waiting for their output to drain.
+// NOTE: the Engine owns the listeners (listen.go) and a gnet client: its
+// event loops, without gnet's own acceptor. Acceptor goroutines, one per
+// listener, accept with Go's net package — which backs off on EMFILE
+// instead of stopping, as gnet's acceptor does — and enroll each
+// connection into an event loop (loop.go). From then on everything about
+// a connection happens on its loop (conn.go, and the codec of its
+// protocol: http.go, stream.go, ws.go), except for messages run on
+// workers (work.go) and server pushes (push.go), which come back through
+// the connection's mailbox and one Wake per burst. A ticker goroutine
+// keeps the Date header, the timeouts, and the connections waiting for
+// their output to drain.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
-	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/jetrpc/jetrpc/engine/gnetlog"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/panjf2000/gnet/v2"
@@ -35,8 +34,8 @@ import (
 type Engine struct {
 	table   *handler.Table // immutable
 	opts    Options        // immutable after New
-	workers *pool.Workers  // runs messages that need a worker
-	ownPool bool           // workers was made by New
+	workers *pool.Workers  // runs messages that need a worker; set by Start
+	ownPool bool           // workers was made by Start
 
 	cli       *gnet.Client
 	listeners []net.Listener
@@ -44,7 +43,7 @@ type Engine struct {
 	baseCtx   context.Context // passed to handlers; cancelled when Stop gives up waiting
 	cancel    context.CancelFunc
 
-	mu       sync.Mutex         // guards conns, loops, state
+	mu       sync.Mutex         // guards conns, waiters, loops, state
 	conns    map[*conn]struct{} // open connections
 	waiters  map[*conn]struct{} // connections waiting for their output to drain
 	loops    map[gnet.EventLoop]*loopState
@@ -52,12 +51,12 @@ type Engine struct {
 	nconns   atomic.Int64
 	draining atomic.Bool
 	now      atomic.Int64 // coarse clock (unix nanos), set by the ticker
+	maxConns int          // MaxConns, lowered to what the file descriptor limit allows
 
 	acceptWG sync.WaitGroup
 	tickDone chan struct{}
 	stopped  chan struct{} // closed when Stop has finished
 	stopErr  error
-	maxConns int
 }
 
 const (
@@ -70,13 +69,19 @@ const (
 // ErrNotRunning is returned by Stop on an engine that was never started.
 var ErrNotRunning = errors.New("jetrpc: engine not running")
 
-// New returns an engine serving t. It does not listen yet.
+// New returns an engine serving t. It does not listen yet. It panics if
+// Options.Workers is the table's own pool (t.Workers()): a message on a
+// worker waits for its batch elements on the table's pool, and sharing
+// one pool could deadlock.
 func New(t *handler.Table, opts ...Option) *Engine {
 	e := &Engine{table: t, conns: map[*conn]struct{}{}, waiters: map[*conn]struct{}{}, loops: map[gnet.EventLoop]*loopState{}, stopped: make(chan struct{})}
 	for _, o := range opts {
 		o(&e.opts)
 	}
 	e.opts.fill()
+	if t.UsesPool(e.opts.Workers) {
+		panic("jetrpc: engine.New: Options.Workers is the table's own pool (handler.Table.Workers); give the engine a pool of its own, or none")
+	}
 	e.workers = e.opts.Workers
 	e.now.Store(time.Now().UnixNano())
 	return e
@@ -118,9 +123,9 @@ func (e *Engine) Start() error {
 	if loops <= 0 {
 		loops = runtime.GOMAXPROCS(0)
 	}
-	cli, err := gnet.NewClient(e,
+	cli, err := gnet.NewClient(&events{e: e},
 		gnet.WithNumEventLoop(loops),
-		gnet.WithLogger(gnetLogger{e.opts.Logger}),
+		gnet.WithLogger(gnetlog.Logger{L: e.opts.Logger}),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 	)
 	if err == nil {
@@ -147,96 +152,24 @@ func (e *Engine) Start() error {
 }
 
 // Run starts the engine and serves until ctx is done, then stops it
-// gracefully, waiting at most 10 seconds for requests in flight.
+// gracefully, waiting at most Options.StopTimeout for the requests in
+// flight. It returns nil after a clean stop, the error of Start, or the
+// error of Stop (context.DeadlineExceeded when requests were still
+// running at the timeout). The usual main is
+//
+//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//	defer stop()
+//	if err := e.Run(ctx); err != nil {
+//		log.Fatal(err)
+//	}
 func (e *Engine) Run(ctx context.Context) error {
 	if err := e.Start(); err != nil {
 		return err
 	}
 	<-ctx.Done()
-	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	stop, cancel := context.WithTimeout(context.Background(), e.opts.StopTimeout)
 	defer cancel()
 	return e.Stop(stop)
-}
-
-// listen opens one listener.
-func (e *Engine) listen(addr string) (net.Listener, error) {
-	network, address := "tcp", addr
-	switch {
-	case strings.HasPrefix(addr, "tcp://"):
-		address = strings.TrimPrefix(addr, "tcp://")
-	case strings.HasPrefix(addr, "tcp4://"):
-		network, address = "tcp4", strings.TrimPrefix(addr, "tcp4://")
-	case strings.HasPrefix(addr, "tcp6://"):
-		network, address = "tcp6", strings.TrimPrefix(addr, "tcp6://")
-	case strings.HasPrefix(addr, "unix://"):
-		network, address = "unix", strings.TrimPrefix(addr, "unix://")
-		if fi, err := os.Stat(address); err == nil && fi.Mode()&os.ModeSocket != 0 && staleSocket(address) {
-			_ = os.Remove(address) // left by an earlier run: nobody listens on it
-		}
-	case strings.Contains(addr, "://"):
-		return nil, fmt.Errorf("jetrpc: unsupported address %q (use tcp:// or unix://)", addr)
-	}
-	lc := net.ListenConfig{}
-	if e.opts.ReusePort && network != "unix" {
-		lc.Control = setReusePort
-	}
-	ln, err := lc.Listen(context.Background(), network, address)
-	if err != nil {
-		return nil, fmt.Errorf("jetrpc: listen %s: %w", addr, err)
-	}
-	return ln, nil
-}
-
-// staleSocket reports whether the Unix socket at path has no listener:
-// a connection to it is refused. A live socket is left alone, and Listen
-// then fails with "address already in use".
-func staleSocket(path string) bool {
-	c, err := net.DialTimeout("unix", path, time.Second)
-	if err == nil {
-		_ = c.Close()
-		return false
-	}
-	return errors.Is(err, syscall.ECONNREFUSED)
-}
-
-func (e *Engine) closeListeners() {
-	for _, ln := range e.listeners {
-		_ = ln.Close()
-	}
-}
-
-// accept accepts connections until the listener is closed. Temporary
-// errors, EMFILE among them, are retried after a growing pause: the
-// engine never stops because it ran out of file descriptors.
-func (e *Engine) accept(ln net.Listener) {
-	defer e.acceptWG.Done()
-	var pause time.Duration
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			if pause == 0 {
-				pause = 5 * time.Millisecond
-			} else if pause = 2 * pause; pause > time.Second {
-				pause = time.Second
-			}
-			e.opts.Logger.Warn("jetrpc: accept failed; retrying", "err", err, "pause", pause)
-			time.Sleep(pause)
-			continue
-		}
-		pause = 0
-		if e.nconns.Add(1) > int64(e.maxConns) || e.draining.Load() {
-			e.nconns.Add(-1) // over the limit (counted across listeners): refused at once
-			_ = nc.Close()
-			continue
-		}
-		if _, err := e.cli.EnrollContext(nc, nil); err != nil {
-			e.nconns.Add(-1)
-			e.opts.Logger.Warn("jetrpc: cannot enroll a connection", "err", err)
-		}
-	}
 }
 
 // stopGrace is how long Stop waits, once its context has ended and the
@@ -248,7 +181,8 @@ const stopGrace = 200 * time.Millisecond
 // event loops. If ctx ends first, the handlers still running see their
 // contexts cancelled; the replies of those that return within a short
 // grace (200 ms) are still written, then the remaining connections are
-// closed and ctx's error is returned. Stop must not be called from a handler running inline.
+// closed and ctx's error is returned. Stop must not be called from a
+// handler running inline.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	switch e.state {
@@ -264,13 +198,13 @@ func (e *Engine) Stop(ctx context.Context) error {
 	e.draining.Store(true)
 	e.closeListeners()
 	conns := make([]*conn, 0, len(e.conns))
-	for cs := range e.conns {
-		conns = append(conns, cs)
+	for c := range e.conns {
+		conns = append(conns, c)
 	}
 	e.mu.Unlock()
 	e.acceptWG.Wait()
-	for _, cs := range conns {
-		_ = cs.gc.Wake(nil) // each one closes itself once done
+	for _, c := range conns {
+		c.wakeLoop() // each one closes itself once done
 	}
 	var err error
 	if !e.drained(ctx.Done()) {
@@ -337,14 +271,14 @@ func (e *Engine) ticker() {
 			sweep := now.Sub(lastSweep) >= time.Second
 			wake = wake[:0]
 			e.mu.Lock()
-			for cs := range e.waiters {
-				wake = append(wake, cs)
+			for c := range e.waiters {
+				wake = append(wake, c)
 			}
 			if sweep {
 				lastSweep = now
-				for cs := range e.conns {
-					if cs.expired(now.UnixNano()) != notExpired {
-						wake = append(wake, cs)
+				for c := range e.conns {
+					if c.expired(now.UnixNano()) != notExpired {
+						wake = append(wake, c)
 					}
 				}
 			}
@@ -352,135 +286,51 @@ func (e *Engine) ticker() {
 			if sweep {
 				updateDate(now)
 			}
-			for _, cs := range wake {
-				_ = cs.gc.Wake(nil)
+			for _, c := range wake {
+				c.wakeLoop()
 			}
 		}
 	}
 }
 
-// loopState is the scratch memory of one event loop: used only on that
-// loop's goroutine, so it needs no lock.
-type loopState struct {
-	out  []byte // replies of one OnTraffic, written with one Write
-	body []byte // one HTTP reply body, before its head is known
-}
-
-// OnBoot implements gnet.EventHandler.
-func (e *Engine) OnBoot(gnet.Engine) gnet.Action { return gnet.None }
-
-// OnShutdown implements gnet.EventHandler.
-func (e *Engine) OnShutdown(gnet.Engine) {}
-
-// OnTick implements gnet.EventHandler (unused: the engine has its own
-// ticker).
-func (e *Engine) OnTick() (time.Duration, gnet.Action) { return time.Hour, gnet.None }
-
-// OnOpen sets up a connection's state. Event loop only.
-func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+// enroll registers a new connection. Event loop only.
+func (e *Engine) enroll(c *conn) {
 	e.mu.Lock()
-	ls := e.loops[gc.EventLoop()]
-	if ls == nil {
-		ls = &loopState{}
-		e.loops[gc.EventLoop()] = ls
-	}
-	cs := e.newConn(gc, ls)
-	e.conns[cs] = struct{}{}
+	e.conns[c] = struct{}{}
 	e.mu.Unlock()
-	gc.SetContext(cs)
-	if e.draining.Load() {
-		// Accepted while Stop ran, after it listed the connections to
-		// wake: close it now rather than leave it to the idle timeout.
-		return nil, gnet.Close
-	}
-	return nil, gnet.None
 }
 
-// newConn makes a connection's state.
-func (e *Engine) newConn(gc gnet.Conn, ls *loopState) *conn {
-	cs := &conn{e: e, gc: gc, loop: ls}
-	cs.ctx, cs.cancel = context.WithCancel(e.baseCtx)
-	cs.ctx = handler.ContextWithConn(cs.ctx, cs)
-	cs.lastActive.Store(e.now.Load())
-	return cs
-}
-
-// OnClose releases a connection's state, unless its client half-closed
-// with work in flight: the connection then finishes off the loop
-// (halfclose.go). Event loop only.
-func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
-	cs, _ := gc.Context().(*conn)
-	if cs == nil {
-		return gnet.None
-	}
-	if cs.finishesAfterEOF(err) {
-		e.mu.Lock()
-		delete(e.waiters, cs)
-		e.mu.Unlock()
-		return gnet.None
-	}
-	cs.release()
+// forget unregisters a closed connection. Event loop only, or the
+// goroutine of a connection finishing off its loop.
+func (e *Engine) forget(c *conn) {
 	e.mu.Lock()
-	delete(e.conns, cs)
-	delete(e.waiters, cs)
+	delete(e.conns, c)
+	delete(e.waiters, c)
 	e.mu.Unlock()
 	e.nconns.Add(-1)
-	return gnet.None
 }
 
-// OnTraffic serves a connection's input and its finished work. Event
-// loop only.
-func (e *Engine) OnTraffic(gc gnet.Conn) gnet.Action {
-	cs, _ := gc.Context().(*conn)
-	if cs == nil {
-		return gnet.Close
+// setWaiter adds c to, or removes it from, the connections the ticker
+// wakes every 10 ms. Event loop only.
+func (e *Engine) setWaiter(c *conn, on bool) {
+	e.mu.Lock()
+	if on {
+		e.waiters[c] = struct{}{}
+	} else {
+		delete(e.waiters, c)
 	}
-	return cs.traffic()
+	e.mu.Unlock()
 }
 
-var _ gnet.EventHandler = (*Engine)(nil)
-
-// gnetLogger routes gnet's logs to slog, its info and debug lines at
-// debug level so that gnet is quiet by default.
-type gnetLogger struct{ l *slog.Logger }
-
-func (g gnetLogger) Debugf(f string, a ...any) { g.l.Debug("gnet: " + fmt.Sprintf(f, a...)) }
-func (g gnetLogger) Infof(f string, a ...any)  { g.l.Debug("gnet: " + fmt.Sprintf(f, a...)) }
-func (g gnetLogger) Warnf(f string, a ...any)  { g.l.Warn("gnet: " + fmt.Sprintf(f, a...)) }
-func (g gnetLogger) Errorf(f string, a ...any) { g.l.Error("gnet: " + fmt.Sprintf(f, a...)) }
-func (g gnetLogger) Fatalf(f string, a ...any) { g.l.Error("gnet: fatal: " + fmt.Sprintf(f, a...)) }
-
-// raiseFileLimit raises the soft limit on open files to the hard limit
-// and returns how many connections that leaves room for (0 if unknown).
-func raiseFileLimit() int {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 0
+// loopOf returns the scratch state of gnet's event loop el, made on
+// first use. Event loop only.
+func (e *Engine) loopOf(el gnet.EventLoop) *loopState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ls := e.loops[el]
+	if ls == nil {
+		ls = &loopState{}
+		e.loops[el] = ls
 	}
-	if lim.Cur < lim.Max {
-		lim.Cur = lim.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
-		_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
-	}
-	// Each connection holds one descriptor; keep some for the rest of
-	// the process (listeners, pollers, files, outgoing connections).
-	reserve := uint64(64)
-	if lim.Cur/8 > reserve {
-		reserve = min(lim.Cur/8, 1024)
-	}
-	if lim.Cur <= reserve {
-		return 1
-	}
-	return int(min(lim.Cur-reserve, 1<<30))
-}
-
-func setReusePort(_, _ string, c syscall.RawConn) error {
-	var serr error
-	err := c.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, 0xf /* SO_REUSEPORT */, 1)
-	})
-	if err != nil {
-		return err
-	}
-	return serr
+	return ls
 }

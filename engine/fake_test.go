@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/jetrpc/jetrpc/handler"
@@ -49,23 +50,31 @@ func newFakeConn(t testing.TB) (*conn, *fakeConn) {
 	e := New(tab)
 	e.baseCtx = context.Background()
 	fc := &fakeConn{}
-	cs := e.newConn(fc, &loopState{})
+	cs := newConn(e, fc, &loopState{})
 	return cs, fc
+}
+
+// resetCodec forgets the connection's protocol: the next input is sniffed
+// again.
+func (c *conn) resetCodec() {
+	if c.codec != nil {
+		c.codec.release()
+		c.codec = nil
+	}
 }
 
 // TestTrap_wakeOncePerBurst: workers hand replies back with one Wake per
 // burst, not one AsyncWrite (3 allocations in gnet) per reply.
 func TestTrap_wakeOncePerBurst(t *testing.T) {
 	cs, fc := newFakeConn(t)
-	cs.proto = protoStream
+	cs.use(newStreamCodec())
 	finishOne := func(id int) {
-		j := jobs.Get().(*job)
-		j.cs, j.kind = cs, kindStream
+		j := newJob(cs)
 		j.out = pool.Responses.Get()
 		j.out.B = append(j.out.B, `{"jsonrpc":"2.0","result":1,"id":`...)
-		j.out.B = appendInt(j.out.B, int64(id))
+		j.out.B = strconv.AppendInt(j.out.B, int64(id), 10)
 		j.out.B = append(j.out.B, '}')
-		cs.inflight++
+		cs.work.inflight++
 		cs.finish(j)
 	}
 	for i := range 10 {
@@ -75,11 +84,11 @@ func TestTrap_wakeOncePerBurst(t *testing.T) {
 		t.Fatalf("%d Wakes for a burst of 10 replies, want 1", fc.wakes)
 	}
 	cs.traffic()
-	if cs.inflight != 0 || len(fc.out) == 0 {
-		t.Fatalf("inflight %d, out %q", cs.inflight, fc.out)
+	if cs.work.inflight != 0 || len(fc.out) == 0 {
+		t.Fatalf("inflight %d, out %q", cs.work.inflight, fc.out)
 	}
 	for i := range 10 {
-		want := `"id":` + string(appendInt(nil, int64(i))) + "}\n"
+		want := `"id":` + strconv.Itoa(i) + "}\n"
 		if !containsLine(fc.out, want) {
 			t.Fatalf("reply %d missing from %q", i, fc.out)
 		}

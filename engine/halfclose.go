@@ -23,17 +23,17 @@ import (
 // finishesAfterEOF takes the connection off the loop when its client has
 // half-closed with work in flight, and reports whether it did. Event loop
 // only, from OnClose.
-func (cs *conn) finishesAfterEOF(err error) bool {
+func (c *conn) finishesAfterEOF(err error) bool {
 	// Only the EOF of a read: on gnet's other EOF path (a hang-up without
 	// readable data) unsent output was already dropped.
 	if err == io.EOF || !errors.Is(err, io.EOF) {
 		return false
 	}
-	if cs.inflight == 0 || cs.kill.Load() || (cs.proto != protoHTTP && cs.proto != protoStream) ||
-		cs.gc.OutboundBuffered() > 0 {
-		return false // nothing to finish, or gnet could not write what is pending
+	if c.work.inflight == 0 || c.mail.kill.Load() || c.codec == nil || c.codec.transport() == transportWebSocket ||
+		c.gc.OutboundBuffered() > 0 {
+		return false // nothing to finish, a protocol that cannot half-close, or gnet could not write what is pending
 	}
-	fd, err := cs.gc.Dup()
+	fd, err := c.gc.Dup()
 	if err != nil {
 		return false
 	}
@@ -44,52 +44,41 @@ func (cs *conn) finishesAfterEOF(err error) bool {
 		return false
 	}
 	var rest *pool.Buffer
-	if in, _ := cs.gc.Peek(-1); (len(in) > 0 || cs.acc != nil) && !cs.closing {
+	if in, _ := c.gc.Peek(-1); len(in) > 0 && c.closing == notClosing {
 		rest = pool.Requests.Get()
-		if cs.acc != nil { // a stream's gathered input comes first
-			rest.B = append(rest.B, cs.acc.B...)
-		}
 		rest.B = append(rest.B, in...)
 	}
-	cs.loop = &loopState{} // the loop's scratch stays the loop's
-	cs.shut.Store(true)    // no new server messages: the client is leaving
+	c.loop = &loopState{} // the loop's scratch stays the loop's
+	c.mail.shut.Store(true)
 	wake := make(chan struct{}, 1)
-	cs.mu.Lock()
-	cs.lameWake = wake
-	cs.mu.Unlock()
-	go cs.finishOffLoop(nc, rest, wake)
+	c.mail.mu.Lock()
+	c.mail.lameWake = wake
+	c.mail.mu.Unlock()
+	go c.finishOffLoop(nc, rest, wake)
 	return true
 }
 
 // finishOffLoop writes the replies of the work in flight as it finishes,
 // serves the complete requests left in rest, and closes. It owns the
 // connection's state: the loop no longer touches it.
-func (cs *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct{}) {
-	e := cs.e
+func (c *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct{}) {
+	e := c.e
 	defer func() {
 		_ = nc.Close()
 		if rest != nil {
 			pool.Requests.Put(rest)
 		}
-		cs.release()
-		e.mu.Lock()
-		delete(e.conns, cs)
-		e.mu.Unlock()
-		e.nconns.Add(-1)
+		c.release()
+		e.forget(c)
 	}()
 	var out []byte
 	off := 0
 	stopping, giveUp := e.baseCtx.Done(), (<-chan time.Time)(nil)
 	for {
-		out = cs.drain(out[:0])
-		if rest != nil && off < len(rest.B) && !cs.closing {
+		out = c.collect(out[:0]) // whatever the wake-once flag says: off the loop, finish signals wake instead
+		if rest != nil && off < len(rest.B) && c.closing == notClosing && c.canRun() {
 			var used int
-			switch cs.proto {
-			case protoHTTP:
-				out, used = cs.serveHTTP(rest.B[off:], out)
-			case protoStream:
-				out, used = cs.serveStream(rest.B[off:], out)
-			}
+			out, used, _ = c.codec.serve(c, rest.B[off:], out) // HTTP or a stream: no upgrade
 			off += used
 		}
 		if len(out) > 0 {
@@ -100,7 +89,7 @@ func (cs *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct
 				return
 			}
 		}
-		if cs.inflight == 0 {
+		if c.work.inflight == 0 {
 			return // all answered; what is left of rest is incomplete
 		}
 		select {

@@ -1,9 +1,18 @@
 package engine
 
+// NOTE: writing HTTP responses. Every response is appended to the loop's
+// output. A JSON-RPC reply written inline is not copied: its head is
+// appended first with room for a Content-Length of as many digits as the
+// loop's last reply had, the body is written behind it, and the length
+// is filled in; only when the digits differ does the body move.
+
 import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/handler"
 )
 
 // The Date header, formatted once a second (RFC 9110 5.6.7).
@@ -18,11 +27,10 @@ func updateDate(now time.Time) {
 	dateValue.Store(&b)
 }
 
-func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
-
-// appendHeadStart appends a status line and the headers every reply has.
-func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int) []byte {
-	dst = append(dst, statusLine...)
+// appendHeadStart appends a status line and the headers every response
+// has.
+func appendHeadStart(dst []byte, status int, keepAlive bool, minor int) []byte {
+	dst = http1.AppendStatusLine(dst, status)
 	dst = append(dst, "Server: jetrpc\r\nDate: "...)
 	dst = append(dst, *dateValue.Load()...)
 	dst = append(dst, "\r\n"...)
@@ -35,57 +43,83 @@ func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int) [
 	return dst
 }
 
-// appendReply appends the HTTP reply carrying a JSON-RPC reply body, or
+// lengthDigits returns the number of decimal digits of n (1 for 0).
+func lengthDigits(n int) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
+}
+
+// appendReplyHead appends the head of a 200 reply to a JSON-RPC request
+// with room for a Content-Length of digits digits; the body follows, and
+// finishReply fills the length in.
+func appendReplyHead(dst []byte, keepAlive bool, minor, digits int) []byte {
+	dst = appendHeadStart(dst, http1.StatusOK, keepAlive, minor)
+	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
+	dst = append(dst, "0000000000000000000"[:digits]...)
+	return append(dst, "\r\n\r\n"...)
+}
+
+// finishReply completes the reply appended at out[mark:], whose body
+// starts at out[start:] behind a head with room for digits digits: the
+// length is filled in (the body moves if it needs another number of
+// digits), or, for an empty body (notifications), the reply becomes 204
+// No Content.
+func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int) []byte {
+	n := len(out) - start
+	if n == 0 {
+		out = appendHeadStart(out[:mark], http1.StatusNoContent, keepAlive, minor)
+		return append(out, "\r\n"...)
+	}
+	at := start - len("\r\n\r\n") // the length's last digit is at at-1
+	if d := lengthDigits(n); d != digits {
+		out = moveBody(out, at, at+d-digits) // the blank line and the body
+		at += d - digits
+		digits = d
+	}
+	for i := range digits {
+		out[at-1-i] = byte('0' + n%10)
+		n /= 10
+	}
+	return out
+}
+
+// appendReply appends an HTTP reply carrying a JSON-RPC reply body, or
 // 204 No Content when body is empty.
 func appendReply(dst, body []byte, keepAlive bool, minor int) []byte {
 	if len(body) == 0 {
-		dst = appendHeadStart(dst, "HTTP/1.1 204 No Content\r\n", keepAlive, minor)
+		dst = appendHeadStart(dst, http1.StatusNoContent, keepAlive, minor)
 		return append(dst, "\r\n"...)
 	}
-	dst = appendHeadStart(dst, "HTTP/1.1 200 OK\r\n", keepAlive, minor)
+	dst = appendHeadStart(dst, http1.StatusOK, keepAlive, minor)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
-	dst = appendInt(dst, int64(len(body)))
+	dst = strconv.AppendInt(dst, int64(len(body)), 10)
 	dst = append(dst, "\r\n\r\n"...)
 	return append(dst, body...)
 }
 
-// appendHealth answers GET of the health path.
+// appendHealth answers the health check.
 func appendHealth(dst []byte, keepAlive bool, minor int) []byte {
-	const body = `{"status":"ok"}`
-	dst = appendHeadStart(dst, "HTTP/1.1 200 OK\r\n", keepAlive, minor)
-	dst = append(dst, "Content-Type: application/json\r\nContent-Length: 15\r\n\r\n"...)
-	return append(dst, body...)
+	dst = appendHeadStart(dst, http1.StatusOK, keepAlive, minor)
+	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
+	dst = strconv.AppendInt(dst, int64(len(handler.HealthBody)), 10)
+	dst = append(dst, "\r\n\r\n"...)
+	return append(dst, handler.HealthBody...)
 }
 
-// appendStatus answers an HTTP-level error with a short text body.
+// appendStatus answers an HTTP-level refusal with its text body
+// (handler.HTTPErrorText, as net/http's adapter sends).
 func appendStatus(dst []byte, status int, keepAlive bool, minor int) []byte {
-	line, text := statusText(status)
-	dst = appendHeadStart(dst, line, keepAlive, minor)
-	if status == statusMethodNotAllowed {
+	text := handler.HTTPErrorText(status)
+	dst = appendHeadStart(dst, status, keepAlive, minor)
+	if status == http1.StatusMethodNotAllowed {
 		dst = append(dst, "Allow: POST\r\n"...)
 	}
-	dst = append(dst, "Content-Type: text/plain; charset=utf-8\r\nContent-Length: "...)
-	dst = appendInt(dst, int64(len(text)))
+	dst = append(dst, "Content-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: "...)
+	dst = strconv.AppendInt(dst, int64(len(text)), 10)
 	dst = append(dst, "\r\n\r\n"...)
 	return append(dst, text...)
-}
-
-func statusText(status int) (line, text string) {
-	switch status {
-	case statusMethodNotAllowed:
-		return "HTTP/1.1 405 Method Not Allowed\r\n", "JSON-RPC requires POST\n"
-	case statusPayloadTooLarge:
-		return "HTTP/1.1 413 Payload Too Large\r\n", "request body too large\n"
-	case statusUnsupportedMedia:
-		return "HTTP/1.1 415 Unsupported Media Type\r\n", "JSON-RPC requires Content-Type application/json\n"
-	case statusHeaderTooLarge:
-		return "HTTP/1.1 431 Request Header Fields Too Large\r\n", "request head too large\n"
-	case statusNotImplemented:
-		return "HTTP/1.1 501 Not Implemented\r\n", "unsupported transfer encoding\n"
-	case statusVersionNotSupported:
-		return "HTTP/1.1 505 HTTP Version Not Supported\r\n", "only HTTP/1.0 and HTTP/1.1\n"
-	case statusNotFound:
-		return "HTTP/1.1 404 Not Found\r\n", "not found\n"
-	}
-	return "HTTP/1.1 400 Bad Request\r\n", "malformed request\n"
 }

@@ -22,10 +22,10 @@ const (
 	// process's file descriptor limit allows).
 	DefaultMaxConns = 100_000
 	// DefaultMaxInFlight bounds the messages of one connection running on
-	// workers at once; more are left unread until some finish (an HTTP
-	// connection reads no further while one request is on a worker). A
-	// client that meanwhile sends more than MaxMessageSize+MaxHeaderSize
-	// is closed, so that unread input stays bounded.
+	// workers at once, and the HTTP replies one connection holds for
+	// request order; more are left unread until some finish. A client
+	// that meanwhile sends more than MaxMessageSize+MaxHeaderSize is
+	// closed, so that unread input stays bounded.
 	DefaultMaxInFlight = 128
 	// DefaultMaxPendingOutput bounds the reply bytes a connection may
 	// leave unsent; past it the connection is not read until the client
@@ -52,6 +52,9 @@ const (
 	DefaultMaxPushQueue = 4 << 20
 	// DefaultHealthPath is the path where HTTP GET answers 200.
 	DefaultHealthPath = handler.DefaultHealthPath
+	// DefaultStopTimeout is how long Run waits, once its context is done,
+	// for the requests in flight before it stops anyway.
+	DefaultStopTimeout = 10 * time.Second
 )
 
 // Options configures an Engine. The zero value means the defaults; each
@@ -72,8 +75,8 @@ type Options struct {
 	// batches with them, long batches). nil means a pool owned by the
 	// engine, with pool.DefaultWorkers goroutines and pool.DefaultQueue
 	// queued messages. It must not be the table's own pool (see
-	// handler.Table.Workers). When it is full, messages are answered
-	// -32000 "Server busy" at once.
+	// handler.Table.Workers): New panics if it is. When it is full,
+	// messages are answered -32000 "Server busy" at once.
 	Workers *pool.Workers
 	// MaxMessageSize bounds one message; 0 means DefaultMaxMessageSize.
 	// HTTP: 413. Streams: a -32600 reply, then the connection is closed.
@@ -98,8 +101,9 @@ type Options struct {
 	HealthPath string
 	// WSPath is where an HTTP GET with Upgrade: websocket becomes a
 	// WebSocket (RFC 6455); "" means DefaultWSPath. Each text or binary
-	// message is one JSON-RPC message or batch; replies take the
-	// message's opcode, server messages are text.
+	// message is one JSON-RPC message or batch; every reply and every
+	// server message is a text message (JSON is UTF-8, and browsers hand
+	// binary messages over as Blobs).
 	WSPath string
 	// WSOrigins, when not empty, is the allow list of browser origins
 	// ("https://app.example.com", or "*" for any) for WebSocket
@@ -116,6 +120,9 @@ type Options struct {
 	// output over MaxPendingOutput); 0 means DefaultMaxPushQueue. Past it
 	// the client is disconnected and Send returns handler.ErrSlowConsumer.
 	MaxPushQueue int
+	// StopTimeout is how long Run waits for the requests in flight once
+	// its context is done (see Stop); 0 means DefaultStopTimeout.
+	StopTimeout time.Duration
 	// Logger receives the engine's logs (and gnet's warnings and errors);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -175,6 +182,9 @@ func WithPingInterval(d time.Duration) Option { return func(o *Options) { o.Ping
 // WithMaxPushQueue sets Options.MaxPushQueue.
 func WithMaxPushQueue(n int) Option { return func(o *Options) { o.MaxPushQueue = n } }
 
+// WithStopTimeout sets Options.StopTimeout.
+func WithStopTimeout(d time.Duration) Option { return func(o *Options) { o.StopTimeout = d } }
+
 // WithLogger sets Options.Logger.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
 
@@ -215,6 +225,9 @@ func (o *Options) fill() {
 	def(&o.PingInterval, DefaultPingInterval)
 	if o.MaxPushQueue <= 0 {
 		o.MaxPushQueue = DefaultMaxPushQueue
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = DefaultStopTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -1,11 +1,13 @@
 package engine
 
-// NOTE: server push. A handler.Conn's Send copies the message into a
-// pooled buffer and queues it on the connection, from any goroutine, then
-// wakes the loop once per burst (the same Wake as finished work). The loop
-// writes queued messages while the client keeps up (unsent output under
-// MaxPendingOutput); the bytes queued beyond that are bounded by
-// MaxPushQueue, past which the client is disconnected. A message is held
+// NOTE: the mailbox: what other goroutines hand to a connection's loop —
+// the replies of jobs that finished on workers, and server pushes. A
+// handler.Conn's Send copies the message into a pooled buffer and queues
+// it, from any goroutine; a worker queues its finished job; either wakes
+// the loop once per burst (one Wake, whatever the number of messages).
+// The loop writes queued pushes while the client keeps up (unsent output
+// under MaxPendingOutput); the bytes queued beyond that are bounded by
+// MaxPushQueue, past which the client is disconnected. A push is held
 // while a message received before it is still on a worker (its barrier),
 // so that a subscription's first notification cannot overtake the
 // subscribe reply.
@@ -13,12 +15,109 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/gobwas/ws"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/pool"
 )
+
+// mailbox is what workers and pushers hand to a connection's loop. Safe
+// from any goroutine.
+type mailbox struct {
+	mu       sync.Mutex    // guards done, dead, pushHead, pushTail, lameWake
+	done     *job          // finished work, newest first
+	dead     bool          // closed: finished work and pushes are dropped
+	pushHead *push         // server messages to send, oldest first
+	pushTail *push         //
+	lameWake chan struct{} // set when the connection finishes off its loop (halfclose.go)
+
+	queued    atomic.Int64  // bytes in the push queue
+	submitted atomic.Uint64 // sequence number of the last message given to a worker: a push's barrier
+	waking    atomic.Bool   // a Wake is on its way to the loop
+	pushable  atomic.Bool   // a stream or a WebSocket: Send works
+	textOnly  atomic.Bool   // a WebSocket: a push must be valid UTF-8 (a text message)
+	kill      atomic.Bool   // a pusher overflowed the queue: close now
+	shut      atomic.Bool   // no more server messages (a WebSocket close frame has gone out, or the client is leaving)
+}
+
+// pending reports whether the loop has something to collect. Event loop
+// only.
+func (m *mailbox) pending() bool { return m.waking.Load() || m.queued.Load() > 0 }
+
+// takeDone returns the finished jobs, oldest first, and clears the
+// wake-once flag. Event loop only.
+func (m *mailbox) takeDone() *job {
+	m.waking.Store(false)
+	m.mu.Lock()
+	list := m.done
+	m.done = nil
+	m.mu.Unlock()
+	var prev *job // reversed: oldest first
+	for list != nil {
+		next := list.next
+		list.next = prev
+		prev, list = list, next
+	}
+	return prev
+}
+
+// close drops the finished work and the pushes; what arrives later is
+// dropped too.
+func (m *mailbox) close() {
+	m.mu.Lock()
+	m.dead = true
+	list := m.done
+	m.done = nil
+	pushes := m.pushHead
+	m.pushHead, m.pushTail = nil, nil
+	m.mu.Unlock()
+	for list != nil {
+		next := list.next
+		list.release()
+		list = next
+	}
+	for pushes != nil {
+		next := pushes.next
+		pushes.release()
+		pushes = next
+	}
+	m.queued.Store(0)
+}
+
+// finish queues a finished job and wakes the loop. Safe from any
+// goroutine.
+func (c *conn) finish(j *job) {
+	m := &c.mail
+	m.mu.Lock()
+	if m.dead {
+		m.mu.Unlock()
+		j.release()
+		return
+	}
+	j.next = m.done
+	m.done = j
+	lame := m.lameWake
+	m.mu.Unlock()
+	c.wake(lame)
+}
+
+// wake makes the loop serve the connection soon: one Wake per burst,
+// however many jobs and pushes arrive before the loop collects them; or,
+// for a connection finishing off its loop, a signal on lame. Safe from any
+// goroutine.
+func (c *conn) wake(lame chan struct{}) {
+	if lame != nil {
+		select {
+		case lame <- struct{}{}:
+		default:
+		}
+		return
+	}
+	if c.mail.waking.CompareAndSwap(false, true) {
+		_ = c.gc.Wake(nil)
+	}
+}
 
 // push is one queued server message.
 type push struct {
@@ -38,100 +137,77 @@ func (p *push) release() {
 var _ handler.Conn = (*conn)(nil)
 
 // CanPush implements handler.Conn.
-func (cs *conn) CanPush() bool { return cs.pushable.Load() }
+func (c *conn) CanPush() bool { return c.mail.pushable.Load() }
 
 // Context implements handler.Conn: done when the connection closes.
-func (cs *conn) Context() context.Context { return cs.ctx }
+func (c *conn) Context() context.Context { return c.ctx }
 
 // Send implements handler.Conn. Safe from any goroutine.
-func (cs *conn) Send(msg []byte) error {
-	if !cs.pushable.Load() {
-		if cs.ctx.Err() != nil {
+func (c *conn) Send(msg []byte) error {
+	m := &c.mail
+	if !m.pushable.Load() {
+		if c.ctx.Err() != nil {
 			return handler.ErrConnClosed
 		}
 		return handler.ErrPushUnsupported
 	}
+	if m.textOnly.Load() && !utf8.Valid(msg) {
+		return handler.ErrNotUTF8
+	}
 	p := pushes.Get().(*push)
 	p.buf = pool.Responses.Get()
 	p.buf.B = append(p.buf.B, msg...)
-	p.barrier = cs.submitted.Load()
-	cs.mu.Lock()
+	p.barrier = m.submitted.Load()
+	m.mu.Lock()
 	switch {
-	case cs.dead || cs.kill.Load() || cs.shut.Load():
-		cs.mu.Unlock()
+	case m.dead || m.kill.Load() || m.shut.Load():
+		m.mu.Unlock()
 		p.release()
 		return handler.ErrConnClosed
-	case cs.queued.Load()+int64(len(msg)) > int64(cs.e.opts.MaxPushQueue):
-		cs.kill.Store(true)
-		cs.mu.Unlock()
+	case m.queued.Load()+int64(len(msg)) > int64(c.e.opts.MaxPushQueue):
+		m.kill.Store(true)
+		m.mu.Unlock()
 		p.release()
-		cs.wake() // the loop closes the connection
+		c.wake(nil) // the loop closes the connection
 		return handler.ErrSlowConsumer
 	}
-	if cs.pushTail == nil {
-		cs.pushHead = p
+	if m.pushTail == nil {
+		m.pushHead = p
 	} else {
-		cs.pushTail.next = p
+		m.pushTail.next = p
 	}
-	cs.pushTail = p
-	cs.queued.Add(int64(len(msg)))
-	cs.mu.Unlock()
-	cs.wake()
+	m.pushTail = p
+	m.queued.Add(int64(len(msg)))
+	m.mu.Unlock()
+	c.wake(nil)
 	return nil
 }
 
-// wake makes the loop serve the connection soon, once per burst.
-func (cs *conn) wake() {
-	if cs.waking.CompareAndSwap(false, true) {
-		_ = cs.gc.Wake(nil)
-	}
-}
-
-// remote is the client's address, for logs. Event loop only.
-func (cs *conn) remote() string {
-	if a := cs.gc.RemoteAddr(); a != nil {
-		return a.String()
-	}
-	return ""
-}
-
 // drainPushes writes the queued server messages that may go: those whose
-// barrier has passed, while the client keeps up. Event loop only.
-func (cs *conn) drainPushes(out []byte) []byte {
-	low := ^uint64(0) // the oldest message still on a worker
-	for _, s := range cs.running {
-		low = min(low, s)
-	}
-	limit := cs.e.opts.MaxPendingOutput
+// barrier has passed, while the client keeps up. Codecs that push call it
+// after each message they serve, so that the server messages queued
+// while it ran go before the replies to later messages. Event loop only.
+func (c *conn) drainPushes(out []byte) []byte {
+	low := c.work.lowest() // the oldest message still on a worker
+	limit := c.e.opts.MaxPendingOutput
 	unsent := 0
-	if cs.lameWake == nil { // off the loop, gnet's buffers are gone
-		unsent = cs.gc.OutboundBuffered()
+	if c.mail.lameWake == nil { // off the loop, gnet's buffers are gone
+		unsent = c.gc.OutboundBuffered()
 	}
-	cs.mu.Lock()
-	for p := cs.pushHead; p != nil; p = cs.pushHead {
-		if cs.closing && cs.proto == protoWS {
-			break // a close frame has gone out: nothing may follow; dropped on close
-		}
+	m := &c.mail
+	m.mu.Lock()
+	for p := m.pushHead; p != nil; p = m.pushHead {
 		if p.barrier >= low || unsent+len(out) > limit {
 			break
 		}
-		if cs.proto == protoWS {
-			op := ws.OpText
-			if !utf8.Valid(p.buf.B) {
-				op = ws.OpBinary // a text frame must be UTF-8
-			}
-			out = appendWSFrame(out, op, p.buf.B)
-		} else {
-			out = append(out, p.buf.B...)
-			out = append(out, '\n')
-		}
-		cs.queued.Add(-int64(len(p.buf.B)))
-		cs.pushHead = p.next
-		if cs.pushHead == nil {
-			cs.pushTail = nil
+		out = c.codec.push(out, p.buf.B)
+		m.queued.Add(-int64(len(p.buf.B)))
+		m.pushHead = p.next
+		if m.pushHead == nil {
+			m.pushTail = nil
 		}
 		p.release()
 	}
-	cs.mu.Unlock()
+	m.mu.Unlock()
 	return out
 }

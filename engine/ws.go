@@ -1,15 +1,17 @@
 package engine
 
-// NOTE: WebSocket (RFC 6455) on the event loop. An HTTP GET with
-// "Upgrade: websocket" on the WebSocket path is handed, exactly its head
-// bytes, to gobwas/ws's Upgrader, which checks it and writes the 101 (or
-// the refusal) into the loop's output. From then on the connection is a
-// sequence of frames read straight from gnet's input buffer: the header
-// parsed from the peeked bytes, its length checked against the message
-// limit before a byte of payload is waited for, the payload unmasked in
-// place (ws.Cipher) and served where it lies — no copy, no allocation.
-// Only a fragmented message is gathered into a pooled buffer. Replies go
-// out as unmasked frames, appended to the loop's output with the others.
+// NOTE: the WebSocket codec (RFC 6455). The HTTP codec hands a GET with
+// "Upgrade: websocket" on the WebSocket path, exactly its head bytes, to
+// upgradeWS: gobwas/ws's Upgrader checks it and writes the 101 (or the
+// refusal) into the loop's output, and the upgrade returns this codec.
+// From then on the connection is a sequence of frames read straight from
+// gnet's input buffer: the header parsed from the peeked bytes, its
+// length checked against the message limit before a byte of payload is
+// waited for, the payload unmasked in place (ws.Cipher) and served where
+// it lies — no copy, no allocation. Only a fragmented message is gathered
+// into a pooled buffer. Every reply and every push goes out as an
+// unmasked text frame, whatever the opcode of the request: JSON is UTF-8,
+// and a browser hands a binary message to onmessage as a Blob.
 
 import (
 	"bytes"
@@ -17,41 +19,39 @@ import (
 	"errors"
 	"io"
 	"math"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gobwas/ws"
-	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/engine/http1"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
-const statusForbidden = 403
-
-// isWSUpgrade reports whether the parsed head asks for a WebSocket on the
-// engine's WebSocket path. Event loop only.
-func (cs *conn) isWSUpgrade() bool {
-	r := &cs.req
-	if string(r.method) != "GET" || len(r.upgrade) == 0 || pathOf(r.target) != cs.e.opts.WSPath {
-		return false
-	}
-	found := false
-	forEachToken(r.upgrade, func(tok []byte) {
-		if equalFold(tok, "websocket") {
-			found = true
-		}
-	})
-	return found
+// wsCodec is the state of a WebSocket connection.
+type wsCodec struct {
+	fragOp ws.OpCode    // opcode of the fragmented message being gathered, or 0
+	frag   *pool.Buffer // its payload so far
+	want   int          // the size of a frame still arriving
+	closed bool         // a close frame went out: nothing may follow
 }
 
-// originAllowed applies Options.WSOrigins to the request's Origin. Event
-// loop only.
-func (cs *conn) originAllowed() bool {
-	allow := cs.e.opts.WSOrigins
-	o := cs.req.origin
-	if len(allow) == 0 || len(o) == 0 {
+var wsCodecs = sync.Pool{New: func() any { return new(wsCodec) }}
+
+// isWSUpgrade reports whether the head r asks for a WebSocket on the
+// engine's WebSocket path.
+func isWSUpgrade(c *conn, r *http1.Request) bool {
+	return string(r.Method) == "GET" && len(r.Upgrade) > 0 && string(r.Path()) == c.e.opts.WSPath &&
+		http1.HasToken(r.Upgrade, "websocket")
+}
+
+// originAllowed applies Options.WSOrigins to the request's Origin.
+func originAllowed(c *conn, r *http1.Request) bool {
+	allow := c.e.opts.WSOrigins
+	if len(allow) == 0 || len(r.Origin) == 0 {
 		return true // no list, or not a browser
 	}
 	for _, a := range allow {
-		if a == "*" || bytes.EqualFold(o, []byte(a)) {
+		if a == "*" || bytes.EqualFold(r.Origin, []byte(a)) {
 			return true
 		}
 	}
@@ -66,77 +66,73 @@ func (w sliceWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// upgradeWS answers the WebSocket handshake whose head is head, switching
-// the connection to WebSocket on success; on failure the refusal is
-// appended and the connection set to close. Event loop only.
-func (cs *conn) upgradeWS(out, head []byte) []byte {
-	if !cs.originAllowed() {
-		out = appendHeadStart(out, "HTTP/1.1 403 Forbidden\r\n", false, cs.req.minor)
-		out = append(out, "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 19\r\n\r\norigin not allowed\n"...)
-		cs.closing = true
-		return out
+// upgradeWS answers the WebSocket handshake whose head is head (parsed
+// as r). On success it appends the 101 and returns the WebSocket codec;
+// otherwise it appends the refusal, sets the connection to close and
+// returns nil.
+func upgradeWS(c *conn, out, head []byte, r *http1.Request) ([]byte, codec) {
+	if !originAllowed(c, r) {
+		out = appendStatus(out, http1.StatusForbidden, false, r.Minor)
+		return c.closeAfterFlush(out, closeProtocol), nil
 	}
 	rw := struct {
 		io.Reader
 		io.Writer
 	}{bytes.NewReader(head), sliceWriter{&out}}
 	if _, err := (ws.Upgrader{}).Upgrade(rw); err != nil {
-		cs.closing = true // gobwas wrote the refusal (400, 426)
-		return out
+		return c.closeAfterFlush(out, closeProtocol), nil // gobwas wrote the refusal (400, 426)
 	}
-	cs.proto = protoWS
-	cs.lastInput.Store(cs.e.now.Load())
-	cs.isWS.Store(true)
-	cs.pushable.Store(true)
-	return out
+	return out, wsCodecs.Get().(*wsCodec)
+}
+
+func (w *wsCodec) open(c *conn) {
+	c.timer.lastInput.Store(c.e.now.Load())
+	c.timer.pings.Store(true)
+	c.mail.textOnly.Store(true)
+	c.mail.pushable.Store(true)
 }
 
 // maxControl is the payload limit of control frames.
 const maxControl = 125
 
-// serveWS reads and serves the frames buffered in in, unmasking them in
-// place, and returns the bytes consumed. Event loop only.
-func (cs *conn) serveWS(in, out []byte) ([]byte, int) {
-	e := cs.e
+func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
+	e := c.e
 	off := 0
-	for off < len(in) && cs.canRun() {
+	for off < len(in) && c.canRun() {
 		b := in[off:]
 		h, hl, err := readWSHeader(b)
 		if err == errWSIncomplete {
-			cs.markPartial()
-			return out, off
+			c.markPartial()
+			return out, off, nil
 		}
 		if err != nil { // a 64-bit length with its most significant bit set
-			out = cs.closeWS(out, ws.StatusProtocolError, err.Error())
-			return out, len(in)
+			return w.close(c, out, ws.StatusProtocolError, err.Error()), len(in), nil
 		}
 		state := ws.StateServerSide
-		if cs.wsFragOp != 0 {
+		if w.fragOp != 0 {
 			state |= ws.StateFragmented
 		}
 		if err := ws.CheckHeader(h, state); err != nil {
-			out = cs.closeWS(out, ws.StatusProtocolError, err.Error())
-			return out, len(in)
+			return w.close(c, out, ws.StatusProtocolError, err.Error()), len(in), nil
 		}
 		if h.OpCode.IsData() || h.OpCode == ws.OpContinuation {
 			have := 0
-			if cs.wsFrag != nil {
-				have = len(cs.wsFrag.B)
+			if w.frag != nil {
+				have = len(w.frag.B)
 			}
 			if h.Length > int64(e.opts.MaxMessageSize-have) {
 				// Checked from the header: the payload is never buffered.
-				out = cs.closeWS(out, ws.StatusMessageTooBig, "message exceeds the size limit")
-				return out, len(in)
+				return w.close(c, out, ws.StatusMessageTooBig, "message exceeds the size limit"), len(in), nil
 			}
 		}
 		n := hl + int(h.Length)
 		if len(b) < n {
-			cs.need = n
-			cs.markPartial()
-			return out, off
+			w.want = n
+			c.markPartial()
+			return out, off, nil
 		}
-		cs.need = 0
-		cs.partial.Store(0)
+		w.want = 0
+		c.clearPartial()
 		payload := b[hl:n]
 		ws.Cipher(payload, h.Mask, 0) // in place: this frame is consumed now
 		off += n
@@ -144,92 +140,138 @@ func (cs *conn) serveWS(in, out []byte) ([]byte, int) {
 		case ws.OpPing:
 			out = appendWSFrame(out, ws.OpPong, payload)
 		case ws.OpPong:
-			// Input: lastInput is already fresh.
+			// Input: the timers already saw it.
 		case ws.OpClose:
 			code, reason := ws.StatusNormalClosure, ""
 			switch {
 			case len(payload) == 1:
 				code = ws.StatusProtocolError
 			case len(payload) >= 2:
-				c, r := ws.ParseCloseFrameDataUnsafe(payload)
-				if err := ws.CheckCloseFrameData(c, r); err != nil {
+				cc, rr := ws.ParseCloseFrameDataUnsafe(payload)
+				if err := ws.CheckCloseFrameData(cc, rr); err != nil {
 					code, reason = ws.StatusProtocolError, err.Error()
 				} else {
-					code = c
+					code = cc
 				}
 			}
-			out = cs.closeWS(out, code, reason)
-			return out, len(in)
+			return w.close(c, out, code, reason), len(in), nil
 		case ws.OpText, ws.OpBinary:
 			if !h.Fin {
-				cs.wsFragOp = h.OpCode
-				cs.wsFrag = pool.Requests.Get()
-				cs.wsFrag.B = append(cs.wsFrag.B, payload...)
+				w.fragOp = h.OpCode
+				w.frag = pool.Requests.Get()
+				w.frag.B = append(w.frag.B, payload...)
 				continue
 			}
-			var bad bool
-			if out, bad = cs.wsMessage(out, h.OpCode, payload); bad {
-				return out, len(in)
+			if out = w.message(c, out, h.OpCode, payload); c.closing != notClosing {
+				return out, len(in), nil
 			}
 		case ws.OpContinuation:
-			cs.wsFrag.B = append(cs.wsFrag.B, payload...)
+			w.frag.B = append(w.frag.B, payload...)
 			if !h.Fin {
 				continue
 			}
-			op, msg := cs.wsFragOp, cs.wsFrag
-			cs.wsFragOp, cs.wsFrag = 0, nil
-			var bad bool
-			out, bad = cs.wsMessage(out, op, msg.B)
+			op, msg := w.fragOp, w.frag
+			w.fragOp, w.frag = 0, nil
+			out = w.message(c, out, op, msg.B)
 			pool.Requests.Put(msg)
-			if bad {
-				return out, len(in)
+			if c.closing != notClosing {
+				return out, len(in), nil
 			}
 		}
 	}
-	return out, off
+	return out, off, nil
 }
 
-// wsMessage serves one complete WebSocket message. bad reports that the
-// connection is closing (the text was not UTF-8). Event loop only.
-func (cs *conn) wsMessage(out []byte, op ws.OpCode, msg []byte) (o []byte, bad bool) {
+// message serves one complete WebSocket message; its reply is a text
+// frame, written in place behind a header reserved for it.
+func (w *wsCodec) message(c *conn, out []byte, op ws.OpCode, msg []byte) []byte {
 	if op == ws.OpText && !utf8.Valid(msg) {
-		return cs.closeWS(out, ws.StatusInvalidFramePayloadData, "text message is not valid UTF-8"), true
+		return w.close(c, out, ws.StatusInvalidFramePayloadData, "text message is not valid UTF-8")
 	}
-	e, ls := cs.e, cs.loop
-	body, oc := e.table.Serve(cs.ctx, ls.body[:0], msg, true)
-	if oc == handler.Deferred {
-		if cs.submit(msg, kindWS, op) {
-			ls.body = body[:0]
-			return out, false
+	mark := len(out)
+	hl := wsHeaderLen(c.loop.guess.n)
+	out = append(out, "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"[:hl]...)
+	start := len(out)
+	out, j, _ := c.run(out, msg, 0)
+	switch n := len(out) - start; {
+	case j != nil || n == 0:
+		out = out[:mark] // on a worker, or a notification
+	default:
+		c.loop.guess.note(n)
+		if real := wsHeaderLen(n); real != hl {
+			out = moveBody(out, start, mark+real)
+			hl = real
 		}
-		body = e.table.AppendBusy(body, msg)
+		putWSHeader(out[mark:mark+hl], ws.OpText, n)
 	}
-	ls.body = body[:0]
-	if len(body) > 0 {
-		out = appendWSFrame(out, op, body)
-	}
-	if cs.queued.Load() > 0 {
+	if c.mail.queued.Load() > 0 {
 		// Server messages queued while this one ran go before the replies
 		// to later messages.
-		out = cs.drainPushes(out)
+		out = c.drainPushes(out)
 	}
-	return out, false
+	return out
 }
 
-// closeWS sends a close frame and sets the connection to close once it
-// is flushed; further input is dropped. Event loop only.
-func (cs *conn) closeWS(out []byte, code ws.StatusCode, reason string) []byte {
-	var p [maxControl]byte
-	if len(reason) > maxControl-2 {
-		reason = reason[:maxControl-2]
+// close sends a close frame (once) and sets the connection to close once
+// it is flushed; further input is dropped, Send fails, and the
+// connection's subscriptions end.
+func (w *wsCodec) close(c *conn, out []byte, code ws.StatusCode, reason string) []byte {
+	if !w.closed {
+		w.closed = true
+		var p [maxControl]byte
+		if len(reason) > maxControl-2 {
+			reason = reason[:maxControl-2]
+		}
+		binary.BigEndian.PutUint16(p[:2], uint16(code))
+		n := 2 + copy(p[2:], reason)
+		out = appendWSFrame(out, ws.OpClose, p[:n])
+		c.mail.shut.Store(true)
+		c.cancel()
 	}
-	binary.BigEndian.PutUint16(p[:2], uint16(code))
-	n := 2 + copy(p[2:], reason)
-	out = appendWSFrame(out, ws.OpClose, p[:n])
-	cs.closing = true
-	cs.shut.Store(true) // Send now fails
-	cs.cancel()         // and the connection's subscriptions end
+	return c.closeAfterFlush(out, closeProtocol)
+}
+
+func (w *wsCodec) need() int { return w.want }
+
+func (w *wsCodec) blocked(*conn) bool { return false }
+
+func (w *wsCodec) reply(_ *conn, out []byte, j *job) []byte {
+	if len(j.out.B) > 0 && !w.closed {
+		out = appendWSFrame(out, ws.OpText, j.out.B)
+	}
+	j.release()
 	return out
+}
+
+func (w *wsCodec) push(out, msg []byte) []byte {
+	if w.closed {
+		return out // nothing follows a close frame: dropped
+	}
+	return appendWSFrame(out, ws.OpText, msg) // Send made sure it is UTF-8
+}
+
+func (w *wsCodec) ping(out []byte) []byte { return appendWSFrame(out, ws.OpPing, nil) }
+
+func (w *wsCodec) goodbye(c *conn, out []byte, why closeReason) []byte {
+	switch why {
+	case closeIdle:
+		return w.close(c, out, ws.StatusGoingAway, "idle timeout")
+	case closeReadTimeout:
+		return w.close(c, out, ws.StatusPolicyViolation, "incomplete frame timed out")
+	case closeStopping:
+		return w.close(c, out, ws.StatusGoingAway, "server stopping")
+	}
+	return out
+}
+
+func (w *wsCodec) transport() transport { return transportWebSocket }
+
+func (w *wsCodec) release() {
+	if w.frag != nil {
+		pool.Requests.Put(w.frag)
+	}
+	*w = wsCodec{}
+	wsCodecs.Put(w)
 }
 
 // errWSIncomplete: the buffer does not hold a whole frame header yet.
@@ -278,17 +320,39 @@ func readWSHeader(b []byte) (h ws.Header, n int, err error) {
 	return h, n, nil
 }
 
+// wsHeaderLen returns the length of the header of an unmasked frame with
+// a payload of n bytes.
+func wsHeaderLen(n int) int {
+	switch {
+	case n < 126:
+		return 2
+	case n <= 0xffff:
+		return 4
+	}
+	return 10
+}
+
+// putWSHeader writes the header of an unmasked final frame into h, which
+// is wsHeaderLen(n) long.
+func putWSHeader(h []byte, op ws.OpCode, n int) {
+	h[0] = 0x80 | byte(op)
+	switch len(h) {
+	case 2:
+		h[1] = byte(n)
+	case 4:
+		h[1] = 126
+		binary.BigEndian.PutUint16(h[2:], uint16(n))
+	default:
+		h[1] = 127
+		binary.BigEndian.PutUint64(h[2:], uint64(n))
+	}
+}
+
 // appendWSFrame appends an unmasked final frame.
 func appendWSFrame(out []byte, op ws.OpCode, payload []byte) []byte {
-	out = append(out, 0x80|byte(op))
-	switch l := len(payload); {
-	case l < 126:
-		out = append(out, byte(l))
-	case l <= 0xffff:
-		out = append(out, 126, byte(l>>8), byte(l))
-	default:
-		out = append(out, 127)
-		out = binary.BigEndian.AppendUint64(out, uint64(l))
-	}
+	var h [10]byte
+	hl := wsHeaderLen(len(payload))
+	putWSHeader(h[:hl], op, len(payload))
+	out = append(out, h[:hl]...)
 	return append(out, payload...)
 }

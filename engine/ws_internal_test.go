@@ -40,8 +40,8 @@ func wsFakeConn(t testing.TB) (*conn, *fakeConn) {
 	cs, fc := newFakeConn(t)
 	fc.in = []byte(wsHandshake)
 	cs.traffic()
-	if cs.proto != protoWS || !bytes.HasPrefix(fc.out, []byte("HTTP/1.1 101 ")) {
-		t.Fatalf("handshake: proto %d, out %q", cs.proto, fc.out)
+	if cs.codec == nil || cs.codec.transport() != transportWebSocket || !bytes.HasPrefix(fc.out, []byte("HTTP/1.1 101 ")) {
+		t.Fatalf("handshake: codec %T, out %q", cs.codec, fc.out)
 	}
 	fc.out = fc.out[:0]
 	return cs, fc
@@ -78,7 +78,7 @@ func TestWS_pushFramed(t *testing.T) {
 		t.Fatalf("%v %q", ops, ps)
 	}
 	h, _ := newFakeConn(t)
-	h.proto = protoHTTP
+	h.use(newHTTPCodec())
 	if err := h.Send([]byte(`{}`)); err == nil {
 		t.Fatal("Send on HTTP accepted")
 	}
@@ -127,7 +127,7 @@ func FuzzWSFrames(f *testing.F) {
 		fc.in = append([]byte(nil), data[:split]...)
 		cs.traffic()
 		rest := append(append([]byte(nil), fc.in...), data[split:]...)
-		if cs.closing {
+		if cs.closing != notClosing {
 			rest = nil
 		}
 		fc.in = rest

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 )
 
@@ -85,7 +87,7 @@ func TestVectors_WS(t *testing.T) {
 
 // TestWS_fragmented: a message sent in many frames (gorilla's writer
 // flushes a frame each time its small buffer fills) is gathered; a
-// binary message is answered binary.
+// binary message is answered too (with a text message: TestWS_repliesAreText).
 func TestWS_fragmented(t *testing.T) {
 	_, tcp, _ := startEngine(t, nil)
 	c := dialWS(t, tcp, &websocket.Dialer{WriteBufferSize: 64, HandshakeTimeout: 10 * time.Second})
@@ -105,8 +107,53 @@ func TestWS_fragmented(t *testing.T) {
 	}
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	typ, b, err := c.ReadMessage()
-	if err != nil || typ != websocket.BinaryMessage || string(b) != `{"jsonrpc":"2.0","result":3,"id":1}` {
+	if err != nil || typ != websocket.TextMessage || string(b) != `{"jsonrpc":"2.0","result":3,"id":1}` {
 		t.Fatalf("binary: %v %d %s", err, typ, b)
+	}
+}
+
+// TestWS_repliesAreText: every reply and every push is a text message,
+// whatever the opcode of the request — inline, on a worker, a batch, a
+// busy answer — and a push that is not UTF-8 is refused by Send, not
+// sent. Browsers hand a binary message to onmessage as a Blob, so that
+// JSON.parse(ev.data) failed on the binary replies jetrpc used to send.
+func TestWS_repliesAreText(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	sendErr := make(chan error, 1)
+	handler.Register(tab, "pushbad", func(ctx context.Context, _ struct{}) (bool, error) {
+		c := handler.ConnFrom(ctx)
+		sendErr <- c.Send([]byte("\"\xff\""))
+		return true, c.Send([]byte(`{"jsonrpc":"2.0","method":"ok"}`))
+	}, handler.Inline())
+	_, tcp, _ := startEngine(t, tab)
+	c := dialWS(t, tcp, nil)
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`,   // inline
+		`{"jsonrpc":"2.0","method":"sleep","params":[0],"id":2}`,   // on a worker
+		`[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":3}]`, // a batch
+		`{"jsonrpc":"2.0","method":"nope","id":4}`,                 // an error
+		`{"jsonrpc":"2.0","method":"pushbad","id":5}`,              // a push, then the reply
+	} {
+		for _, op := range []int{websocket.BinaryMessage, websocket.TextMessage} {
+			if err := c.WriteMessage(op, []byte(msg)); err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if strings.Contains(msg, "pushbad") {
+				want = 2
+				if err := <-sendErr; !errors.Is(err, handler.ErrNotUTF8) {
+					t.Fatalf("Send of a non-UTF-8 push: %v, want ErrNotUTF8", err)
+				}
+			}
+			for range want {
+				_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				typ, b, err := c.ReadMessage()
+				if err != nil || typ != websocket.TextMessage || !utf8.Valid(b) {
+					t.Fatalf("%s sent as %d: reply %v %d %q", msg, op, err, typ, b)
+				}
+			}
+		}
 	}
 }
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# ab.sh: two `jetrpc serve` binaries side by side, in interleaved rounds,
+# each server pinned to core 0 and `jetrpc bench` to core 1. For every
+# scenario and round it prints requests/s and the server's CPU time per
+# request (user+system, from /proc over the measured window).
+#
+#   bench/scripts/ab.sh OLD_BIN NEW_BIN [ROUNDS] [SECONDS] [SCENARIO...]
+#
+# Scenarios (default: all): http1 http16 tcp16 ws1, and the blocking class
+# against the inline class of the same work: http1-sleep0 http16-sleep0
+# tcp16-sleep0 (sleep {"ms":0}: blocking, returns at once; compare with
+# add, which is inline). The load generator is NEW_BIN's bench. Every
+# target is 127.0.0.1; each run is bounded by SECONDS.
+set -euo pipefail
+old=${1:?old binary}; new=${2:?new binary}
+rounds=${3:-3}; secs=${4:-3}
+shift $(( $# < 4 ? $# : 4 ))
+scenarios=("$@")
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(http1 http16 tcp16 ws1 http1-sleep0 http16-sleep0 tcp16-sleep0)
+hz=$(getconf CLK_TCK)
+port=18400
+
+# args SCENARIO ADDR: the bench flags and target of a scenario.
+args() {
+  local s=$1 a=$2 m=(-method add -params '[1,2]')
+  case $s in *-sleep0) m=(-method sleep -params '{"ms":0}') ;; esac
+  case ${s%-sleep0} in
+    http1) echo "-c 64 -pipeline 1 ${m[*]@Q} http://$a/" ;;
+    http16) echo "-c 64 -pipeline 16 ${m[*]@Q} http://$a/" ;;
+    tcp16) echo "-c 64 -pipeline 16 ${m[*]@Q} tcp://$a" ;;
+    ws1) echo "-c 64 -pipeline 1 ${m[*]@Q} ws://$a/" ;;
+    *) echo "unknown scenario $s" >&2; exit 2 ;;
+  esac
+}
+
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+
+one() { # one BIN SCENARIO: prints "req/s cpu_us_per_req"
+  local bin=$1 s=$2 log pid a t0 t1 out reqs
+  port=$((port + 1)); a=127.0.0.1:$port
+  log=$(mktemp)
+  taskset -c 0 "$bin" serve --http "$a" --loops 1 >"$log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do grep -q serving "$log" && break; sleep 0.05; done
+  eval "taskset -c 1 $new bench -q -json -warmup 1s -d ${secs}s $(args "$s" "$a")" >"$log.json" &
+  local bp=$!
+  sleep 1 # the warm-up
+  t0=$(ticks "$pid")
+  wait $bp
+  t1=$(ticks "$pid")
+  kill -INT "$pid"; wait "$pid" || true
+  reqs=$(grep -o '"requests": [0-9]*' "$log.json" | grep -o '[0-9]*$')
+  errs=$(tr -d '\n ' <"$log.json" | grep -o '"errors":{[^}]*}')
+  rm -f "$log" "$log.json"
+  awk -v r="$reqs" -v d="$secs" -v t=$((t1 - t0)) -v hz="$hz" -v e="$errs" \
+    'BEGIN { printf "%9.0f req/s %6.2f us/req %s\n", r/d, t/hz*1e6/r, (e == "\"errors\":{}" ? "" : e) }'
+}
+
+for s in "${scenarios[@]}"; do
+  for r in $(seq "$rounds"); do
+    printf "%-14s round %d  old %s\n" "$s" "$r" "$(one "$old" "$s")"
+    printf "%-14s round %d  new %s\n" "$s" "$r" "$(one "$new" "$s")"
+  done
+done

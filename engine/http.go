@@ -1,0 +1,292 @@
+package engine
+
+// NOTE: the HTTP/1.1 codec. A request head is framed by engine/http1 —
+// resumably: a head arriving a byte at a time is scanned once — and
+// routed: POST with a JSON body is a JSON-RPC message; GET of the health
+// path answers 200; GET with Upgrade: websocket on the WebSocket path is
+// handed to the WebSocket codec (ws.go), which the upgrade returns; the
+// rest is refused with its status. A body is read where it lies in gnet's
+// buffer (Content-Length) or decoded into a pooled buffer (chunked).
+//
+// Pipelined requests run concurrently — several may be on workers at
+// once, up to MaxInFlight — but replies leave in request order: from the
+// oldest request whose reply is not ready, every reply is held (in held)
+// until those before it are out. A reply written inline when nothing is
+// held goes straight out, its body written in place behind a head
+// reserved for it (httpwrite.go).
+
+import (
+	"sync"
+
+	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/pool"
+)
+
+// httpCodec is the state of an HTTP connection.
+type httpCodec struct {
+	scan    http1.HeadScan
+	req     http1.Request // the request being read; its spans are valid only during serve
+	inBody  bool          // req's head was consumed: its body is being read
+	sent100 bool          // 100 Continue went out for req
+	chunks  http1.ChunkedDecoder
+	body    *pool.Buffer // a chunked body being decoded
+	want    int          // the size of a Content-Length body still arriving
+	held    []heldReply  // replies held for order, oldest first, from held[first]
+	first   int
+}
+
+// heldReply is a place in the order of an HTTP connection's replies: a
+// job on a worker (its reply not ready yet: the job is the worker's), or a
+// reply ready to go out.
+type heldReply struct {
+	j     *job
+	ready bool
+}
+
+var httpCodecs = sync.Pool{New: func() any { return new(httpCodec) }}
+
+func newHTTPCodec() *httpCodec { return httpCodecs.Get().(*httpCodec) }
+
+// Bits of a job's tag, for the framing of its reply.
+const (
+	tagKeepAlive = 1 << iota // the request allows the connection to persist
+	tagHTTP11                // HTTP/1.1 (else 1.0)
+	tagFramed                // the job holds a whole response, framed when it was held
+)
+
+func (h *httpCodec) open(*conn) {}
+
+func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
+	e := c.e
+	off := 0
+	for off < len(in) && c.canRun() {
+		r := &h.req
+		if !h.inBody {
+			st := http1.ParseHead(in[off:], &h.scan, e.opts.MaxHeaderSize, r)
+			if st == 0 {
+				c.markPartial()
+				return out, off, nil
+			}
+			if st != http1.StatusOK {
+				out = h.refuse(c, out, st, false, 1)
+				return c.closeAfterFlush(out, closeProtocol), len(in), nil
+			}
+			if isWSUpgrade(c, r) {
+				if h.pending() {
+					return out, off, nil // the replies to earlier requests go first
+				}
+				var next codec
+				out, next = upgradeWS(c, out, in[off:off+r.HeadLen], r)
+				c.clearPartial()
+				if next == nil { // refused; closing
+					return out, len(in), nil
+				}
+				return out, off + r.HeadLen, next
+			}
+			off += r.HeadLen
+			c.clearPartial()
+			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) {
+				out = h.answerHead(c, out)
+				continue
+			}
+			h.inBody = true
+		}
+		var msg []byte
+		if r.Chunked {
+			if h.body == nil {
+				h.body = pool.Requests.Get()
+			}
+			var n, st int
+			var done bool
+			h.body.B, n, done, st = h.chunks.Decode(h.body.B, in[off:], int64(e.opts.MaxMessageSize), e.opts.MaxHeaderSize)
+			off += n
+			if st != 0 {
+				out = h.refuse(c, out, st, false, r.Minor)
+				return c.closeAfterFlush(out, closeProtocol), len(in), nil
+			}
+			if !done {
+				out = h.continue100(c, out)
+				c.markPartial()
+				return out, off, nil
+			}
+			msg = h.body.B
+		} else {
+			n := int(max(r.BodyLen, 0))
+			if len(in)-off < n {
+				out = h.continue100(c, out)
+				c.markPartial()
+				h.want = n
+				return out, off, nil
+			}
+			h.want = 0
+			msg = in[off : off+n]
+			off += n
+		}
+		out = h.call(c, out, msg)
+		c.clearPartial()
+		h.inBody, h.sent100 = false, false
+		if h.body != nil {
+			pool.Requests.Put(h.body)
+			h.body = nil
+		}
+	}
+	return out, off, nil
+}
+
+// answerHead answers a request that is not a JSON-RPC call from its head
+// alone: the health check, or a refusal (405, 415, 413). The connection
+// persists only when no body follows that would have to be skipped.
+func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
+	e, r := c.e, &h.req
+	keep := r.KeepAlive && !r.HasBody()
+	mark := len(out)
+	switch {
+	case string(r.Method) == "POST" && !handler.AcceptableContentType(r.ContentType):
+		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor)
+	case string(r.Method) == "POST": // a body over MaxMessageSize
+		keep = false
+		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor)
+	case handler.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
+		out = appendHealth(out, keep, r.Minor)
+	default:
+		out = appendStatus(out, http1.StatusMethodNotAllowed, keep, r.Minor)
+	}
+	out = h.emit(c, out, mark)
+	if !keep {
+		out = c.closeAfterFlush(out, closeByClient)
+	}
+	return out
+}
+
+// refuse answers a malformed request with status (the connection then
+// closes).
+func (h *httpCodec) refuse(c *conn, out []byte, status int, keep bool, minor int) []byte {
+	mark := len(out)
+	out = appendStatus(out, status, keep, minor)
+	return h.emit(c, out, mark)
+}
+
+// continue100 answers Expect: 100-continue once the head is in and the
+// body is not.
+func (h *httpCodec) continue100(c *conn, out []byte) []byte {
+	if !h.req.Expect100 || h.sent100 {
+		return out
+	}
+	h.sent100 = true
+	mark := len(out)
+	out = append(out, "HTTP/1.1 100 Continue\r\n\r\n"...)
+	return h.emit(c, out, mark)
+}
+
+// call runs one request body and appends its reply, or holds its place
+// while it runs on a worker.
+func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
+	r := &h.req
+	tag := uint8(0)
+	if r.KeepAlive {
+		tag |= tagKeepAlive
+	}
+	if r.Minor == 1 {
+		tag |= tagHTTP11
+	}
+	keep := r.KeepAlive && !c.e.draining.Load() // stopping: tell the client not to reuse the connection
+	mark := len(out)
+	digits := lengthDigits(c.loop.guess.n)
+	out = appendReplyHead(out, keep, r.Minor, digits)
+	start := len(out)
+	out, j, _ := c.run(out, msg, tag)
+	if j != nil {
+		out = out[:mark]
+		h.held = append(h.held, heldReply{j: j})
+	} else {
+		c.loop.guess.note(len(out) - start)
+		out = finishReply(out, mark, start, digits, keep, r.Minor)
+		out = h.emit(c, out, mark)
+	}
+	if !r.KeepAlive {
+		out = c.closeAfterFlush(out, closeByClient)
+	}
+	return out
+}
+
+// pending reports whether replies are held.
+func (h *httpCodec) pending() bool { return h.first < len(h.held) }
+
+// emit makes out[mark:], a whole response, wait for the replies held
+// before it: it is moved into a held job. Without held replies it stays
+// where it is, on its way out.
+func (h *httpCodec) emit(c *conn, out []byte, mark int) []byte {
+	if !h.pending() {
+		return out
+	}
+	j := newJob(c)
+	j.out = pool.Responses.Get()
+	j.out.B = append(j.out.B, out[mark:]...)
+	j.tag = tagFramed
+	h.held = append(h.held, heldReply{j: j, ready: true})
+	return out[:mark]
+}
+
+func (h *httpCodec) need() int { return h.want }
+
+// blocked: a connection holds at most MaxInFlight replies for order.
+func (h *httpCodec) blocked(c *conn) bool { return len(h.held)-h.first >= c.e.opts.MaxInFlight }
+
+// reply marks a job's reply ready and sends every ready reply at the head
+// of the held ones.
+func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
+	for i := h.first; i < len(h.held); i++ {
+		if h.held[i].j == j {
+			h.held[i].ready = true
+			break
+		}
+	}
+	for h.pending() && h.held[h.first].ready {
+		j := h.held[h.first].j
+		h.held[h.first] = heldReply{}
+		h.first++
+		if j.tag&tagFramed != 0 {
+			out = append(out, j.out.B...)
+		} else {
+			minor := 0
+			if j.tag&tagHTTP11 != 0 {
+				minor = 1
+			}
+			keep := j.tag&tagKeepAlive != 0 && !c.e.draining.Load()
+			out = appendReply(out, j.out.B, keep, minor)
+		}
+		j.release()
+	}
+	if !h.pending() {
+		h.held, h.first = h.held[:0], 0
+	}
+	return out
+}
+
+func (h *httpCodec) push(out, _ []byte) []byte { return out } // Send refuses: HTTP cannot push
+
+func (h *httpCodec) ping(out []byte) []byte { return out }
+
+func (h *httpCodec) goodbye(_ *conn, out []byte, _ closeReason) []byte { return out }
+
+func (h *httpCodec) transport() transport { return transportHTTP }
+
+// release drops the codec's buffers. A held job still on its worker is
+// the worker's to release (its mailbox is closed); the others are the
+// codec's.
+func (h *httpCodec) release() {
+	if h.body != nil {
+		pool.Requests.Put(h.body)
+	}
+	for _, r := range h.held[h.first:] {
+		if r.ready {
+			r.j.release()
+		}
+	}
+	clear(h.held)
+	held := h.held[:0]
+	h.chunks.Reset()
+	*h = httpCodec{held: held, chunks: h.chunks}
+	httpCodecs.Put(h)
+}

@@ -1,0 +1,71 @@
+package engine
+
+// NOTE: the gnet side of the engine. events is the gnet.EventHandler of
+// the engine's client: gnet calls it on the event loops, and it hands
+// each event to the connection (conn.go). loopState is the scratch memory
+// of one loop.
+
+import (
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// events receives gnet's callbacks for an Engine. Every method runs on an
+// event loop and must not block.
+type events struct {
+	gnet.BuiltinEventEngine
+	e *Engine // immutable
+}
+
+var _ gnet.EventHandler = (*events)(nil)
+
+// OnOpen sets up a connection's state.
+func (ev *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	e := ev.e
+	c := newConn(e, gc, e.loopOf(gc.EventLoop()))
+	e.enroll(c)
+	gc.SetContext(c)
+	if e.draining.Load() {
+		// Accepted while Stop ran, after it listed the connections to
+		// wake: close it now rather than leave it to the idle timeout.
+		return nil, gnet.Close
+	}
+	return nil, gnet.None
+}
+
+// OnClose releases a connection's state, unless its client half-closed
+// with work in flight: the connection then finishes off the loop
+// (halfclose.go).
+func (ev *events) OnClose(gc gnet.Conn, err error) gnet.Action {
+	c, _ := gc.Context().(*conn)
+	if c == nil {
+		return gnet.None
+	}
+	if c.finishesAfterEOF(err) {
+		ev.e.setWaiter(c, false)
+		return gnet.None
+	}
+	c.release()
+	ev.e.forget(c)
+	return gnet.None
+}
+
+// OnTraffic serves a connection's input and its finished work.
+func (ev *events) OnTraffic(gc gnet.Conn) gnet.Action {
+	c, _ := gc.Context().(*conn)
+	if c == nil {
+		return gnet.Close
+	}
+	return c.traffic()
+}
+
+// loopState is the scratch memory of one event loop: used only on that
+// loop's goroutine, so it needs no lock.
+type loopState struct {
+	out     []byte          // replies of one OnTraffic, written with one Write
+	pending handler.Pending // a message DispatchLoop deferred, until a job takes it
+	guess   replyGuess      // the size of the last inline reply, to reserve its head
+}
+
+// maxLoopBuffer: a loop's scratch buffer larger than this is dropped.
+const maxLoopBuffer = 1 << 20

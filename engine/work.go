@@ -1,0 +1,136 @@
+package engine
+
+// NOTE: running messages. run is the one path every codec takes for a
+// complete message: the table runs it inline, now, when it can (inline
+// methods, faults, unknown methods, short inline batches), and the reply
+// is appended in place behind the head the codec reserved; otherwise the
+// table hands back the message already parsed and planned
+// (handler.Pending, with its own copy of the bytes), which becomes a job
+// on the engine's worker pool — or is answered "Server busy" at once when
+// the pool is full. A job's reply comes back through the connection's
+// mailbox: the worker queues it and wakes the loop once per burst, and
+// collect gives each reply to the codec, which frames it (and, for HTTP,
+// keeps request order).
+
+import (
+	"sync"
+
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/pool"
+)
+
+// workState counts a connection's messages on workers. Event loop only.
+type workState struct {
+	inflight int      // messages on workers, or answered but not yet handed to the codec
+	seq      uint64   // sequence number of the last message sent to a worker
+	running  []uint64 // sequence numbers of the messages on workers
+}
+
+// lowest returns the sequence number of the oldest message still on a
+// worker, or the largest number when there is none.
+func (w *workState) lowest() uint64 {
+	low := ^uint64(0)
+	for _, s := range w.running {
+		low = min(low, s)
+	}
+	return low
+}
+
+// finished removes seq from the running messages.
+func (w *workState) finished(seq uint64) {
+	w.inflight--
+	for i, s := range w.running {
+		if s == seq {
+			last := len(w.running) - 1
+			w.running[i] = w.running[last]
+			w.running = w.running[:last]
+			return
+		}
+	}
+}
+
+// job is a message run on a worker (a pool.Task), or a reply a codec
+// holds for order.
+type job struct {
+	c    *conn
+	p    handler.Pending // the message and its parse
+	out  *pool.Buffer    // its reply (the body; a codec may keep a framed reply here)
+	seq  uint64
+	tag  uint8 // what the codec needs to frame the reply (HTTP: keep-alive, version); codec-defined, set before the job runs
+	next *job  // in the mailbox's done list
+}
+
+var jobs = sync.Pool{New: func() any { return new(job) }}
+
+// newJob returns an empty job of c. It must be released.
+func newJob(c *conn) *job {
+	j := jobs.Get().(*job)
+	j.c = c
+	return j
+}
+
+// release returns j and its buffers to their pools.
+func (j *job) release() {
+	if !j.p.Empty() {
+		_ = j.p.Busy(nil) // never run: its message and parse go back
+	}
+	if j.out != nil {
+		pool.Responses.Put(j.out)
+	}
+	*j = job{}
+	jobs.Put(j)
+}
+
+// run serves one complete message. When it can run now, its reply (or
+// nothing, for notifications) is appended to out as a bare body — the
+// codec frames it — and j is nil; oc is handler.Malformed when msg was not
+// JSON (a stream cannot be framed after that). Otherwise it went to a
+// worker and j is its job, tagged with tag, whose reply comes back to the
+// codec's reply; the job belongs to the worker until then, and the codec
+// must not touch it. Or no worker could take it, and its "Server busy"
+// answer was appended. msg is only read, and only until run returns.
+func (c *conn) run(out, msg []byte, tag uint8) (o []byte, j *job, oc handler.Outcome) {
+	ls := c.loop
+	out, oc = c.e.table.DispatchLoop(c.ctx, out, msg, &ls.pending)
+	if oc != handler.Deferred {
+		return out, nil, oc
+	}
+	j = newJob(c)
+	j.p, ls.pending = ls.pending, handler.Pending{} // the job owns the message now
+	j.tag = tag
+	j.seq = c.work.seq + 1
+	c.mail.submitted.Store(j.seq) // before the job can run: a push it causes waits for its reply
+	if !c.e.workers.TrySubmit(j) {
+		out = j.p.Busy(out)
+		j.release()
+		return out, nil, handler.Replied
+	}
+	c.work.seq = j.seq
+	c.work.running = append(c.work.running, j.seq)
+	c.work.inflight++
+	return out, j, oc
+}
+
+// Run executes the job on a worker and hands the reply back to the
+// connection's loop.
+func (j *job) Run() {
+	j.out = pool.Responses.Get()
+	j.out.B = j.p.Run(j.c.ctx, j.out.B)
+	j.c.finish(j)
+}
+
+// collect hands the replies of finished jobs to the codec, oldest first,
+// then writes the server pushes that may go. Event loop only.
+func (c *conn) collect(out []byte) []byte {
+	for j := c.mail.takeDone(); j != nil; {
+		next := j.next
+		j.next = nil
+		c.work.finished(j.seq)
+		out = c.codec.reply(c, out, j)
+		j = next
+	}
+	if c.mail.queued.Load() > 0 {
+		out = c.drainPushes(out)
+	}
+	return out
+}
