@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,58 +19,104 @@ import (
 	"github.com/jetrpc/jetrpc/handler/demo"
 )
 
-const benchUsage = `usage: jetrpc bench [flags] [target]
+var benchUsage = commandUsage{
+	dash: "-",
+	head: `usage: jetrpc bench [flags] [target]
 
-target: http://host:port/path, ws://host:port/path, tcp://host:port or unix:///path. Without a
-target, an in-process jetrpc server is started on loopback and measured.
+jetrpc bench is a JSON-RPC-aware load generator. It opens -c connections
+to the target and calls -method with -params over them for -d (after a
+-warmup that is not measured): in a closed loop, each connection keeping
+-pipeline requests in flight, or in an open loop at a fixed -rate, with
+latency from each request's intended send time. Every reply is checked
+(valid JSON-RPC, the id of a request in flight, a batch answered with an
+array, an error or not as expected); it prints requests/s, errors by kind
+and latency percentiles, and exits with status 2 when any reply was wrong
+or missing.
 
-flags:
-`
+The target is http://host:port/path (HTTP/1.1 POST), ws://host:port/path
+(WebSocket), tcp://host:port or unix:///path (newline-delimited JSON over a
+stream). With no target it starts the bundled server in-process on a free
+loopback port and measures it for 5s; that server shares the CPU with the
+load generator, so for a fairer figure run jetrpc serve in its own process
+on its own core (see the examples).
+`,
+	groups: []flagGroup{
+		{"load", []string{"c", "d", "n", "warmup", "rate", "pipeline"}},
+		{"requests", []string{"method", "params", "batch", "notify", "bodies"}},
+		{"replies", []string{"expect-error", "no-check", "timeout"}},
+		{"output", []string{"json", "plot", "q"}},
+	},
+	examples: `  jetrpc bench                                      # the in-process server, 5s
+  taskset -c 0 jetrpc serve --loops 1 &             # fairer: the server on its own core,
+  taskset -c 1 jetrpc bench -c 64 -d 10s http://127.0.0.1:8080/  # the load on another
+  jetrpc bench -batch 10 -pipeline 4 tcp://127.0.0.1:8080
+  jetrpc bench -method subtract -params '{"minuend":5,"subtrahend":3}' ws://127.0.0.1:8080/
+  jetrpc bench -rate 20000 -d 30s -plot lat.svg http://127.0.0.1:8080/  # open loop
+  jetrpc serve --listen unix:///tmp/jetrpc.sock &   # then, over the socket:
+  jetrpc bench -notify 0.2 -rate 5000 unix:///tmp/jetrpc.sock
+  jetrpc bench -json -q -d 5s http://127.0.0.1:8080/ > result.json
+`,
+}
 
-// runBench is `jetrpc bench`.
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// benchFlags are the flags of jetrpc bench that are not a bench.Config field.
+type benchFlags struct {
+	bodies string
+	asJSON bool
+	plot   string
+	quiet  bool
+}
+
+// newBenchFlags defines the flags of jetrpc bench on a new FlagSet; the
+// groups of benchUsage list them.
+func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
-	var cfg bench.Config
+	b := &benchFlags{}
 	fs.IntVar(&cfg.Conns, "c", bench.DefaultConns, "connections")
 	fs.DurationVar(&cfg.Duration, "d", 0, "measured duration (default 10s; 5s against the in-process server)")
 	fs.Int64Var(&cfg.Requests, "n", 0, "stop after this many requests instead of a duration")
-	fs.DurationVar(&cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured warm-up before measuring (0: none)")
-	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop: total requests/s, latency from intended send times (0: closed loop)")
+	fs.DurationVar(&cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured warm-up before measuring; 0 for none")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `rate` requests/s in all, latency from intended send times (0: closed loop)")
 	fs.IntVar(&cfg.Pipeline, "pipeline", 1, "requests in flight per connection")
-	fs.IntVar(&cfg.Batch, "batch", 1, "calls per request (a batch when > 1)")
-	fs.Float64Var(&cfg.Notify, "notify", 0, "share of calls sent as notifications, 0 to 1")
-	fs.StringVar(&cfg.Method, "method", bench.DefaultMethod, "method to call")
-	fs.StringVar(&cfg.Params, "params", bench.DefaultParams, "params, as JSON")
-	bodies := fs.String("bodies", "", "`file` of request bodies, one JSON-RPC message per line, sent in turn")
+	fs.IntVar(&cfg.Batch, "batch", 1, "calls per request; more than 1 sends batches")
+	fs.Float64Var(&cfg.Notify, "notify", 0, "`share` of calls sent as notifications, 0 to 1 (over a stream they get no reply, so they need -rate)")
+	fs.StringVar(&cfg.Method, "method", bench.DefaultMethod, "the `method` to call")
+	fs.StringVar(&cfg.Params, "params", bench.DefaultParams, "params, as `JSON`")
+	fs.StringVar(&b.bodies, "bodies", "", "a `file` of request bodies, one JSON-RPC message per line, sent in turn (instead of -method and -params)")
 	fs.BoolVar(&cfg.ExpectError, "expect-error", false, "the calls are expected to fail")
 	fs.BoolVar(&cfg.NoCheck, "no-check", false, "frame replies without checking them (for fixed-reply ceiling servers)")
 	fs.DurationVar(&cfg.Timeout, "timeout", bench.DefaultTimeout, "longest wait for a reply; also the most the run waits after the end for replies in flight")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	plot := fs.String("plot", "", "write the latency distribution chart to this SVG `file`")
-	quiet := fs.Bool("q", false, "no progress line")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil // -h: the usage was printed
-		}
+	fs.BoolVar(&b.asJSON, "json", false, "print the result as JSON")
+	fs.StringVar(&b.plot, "plot", "", "write the latency distribution chart to this SVG `file`")
+	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
+	return fs, b
+}
+
+// runBench is `jetrpc bench`.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg bench.Config
+	fs, b := newBenchFlags(&cfg)
+	help, err := parseFlags(fs, &benchUsage, args, stdout, stderr)
+	if help || err != nil {
 		return err
 	}
+	if fs.NArg() == 1 && fs.Arg(0) == "help" { // jetrpc bench help
+		benchUsage.write(stdout, fs)
+		return nil
+	}
 	if fs.NArg() > 1 {
-		fs.Usage()
-		return errors.New("one target at most")
+		return usageError(fs, &benchUsage, stderr, fmt.Errorf("one target at most, not %q", fs.Args()))
 	}
 	if err := checkBenchFlags(fs, &cfg); err != nil {
 		return err
 	}
-	if *bodies != "" {
-		b, err := readBodies(*bodies)
+	if b.bodies != "" {
+		b, err := readBodies(b.bodies)
 		if err != nil {
 			return err
 		}
 		cfg.Bodies = b
 	}
-	if !*quiet && !*asJSON {
+	if !b.quiet && !b.asJSON {
 		if f, ok := stderr.(*os.File); ok && bench.IsTerminal(f) {
 			cfg.Progress = stderr
 		}
@@ -88,7 +133,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if cfg.Duration == 0 {
 			cfg.Duration = 5 * time.Second
 		}
-		if !*asJSON {
+		if !b.asJSON {
 			fmt.Fprintf(stdout, "No target given: measuring an in-process jetrpc server at %s.\n"+
 				"It shares the CPU with the load generator; for the fairer figure run the server in its own\n"+
 				"process on its own core:  taskset -c 0 jetrpc serve --loops 1 &  taskset -c 1 jetrpc bench http://127.0.0.1:8080/\n\n", target)
@@ -98,7 +143,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if b.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
@@ -107,8 +152,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		res.WriteTable(stdout)
 	}
-	if *plot != "" {
-		f, err := os.Create(*plot)
+	if b.plot != "" {
+		f, err := os.Create(b.plot)
 		if err != nil {
 			return err
 		}

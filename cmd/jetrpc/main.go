@@ -1,23 +1,29 @@
 // Command jetrpc runs the bundled JSON-RPC 2.0 server and load-tests
 // JSON-RPC servers.
 //
-//	jetrpc serve [--http ADDR] [--tcp ADDR]... [--ws ADDR]... [--unix PATH]... [flags]
+//	jetrpc serve [--listen ADDR]... [flags]
 //	jetrpc bench [flags] [http://host:port/ | ws://host:port/ | tcp://host:port | unix:///path]
+//	jetrpc help [serve | bench]
 //
 // serve answers the methods of the JSON-RPC 2.0 specification's examples
 // (subtract, sum, update, notify_hello, notify_sum, get_data) and the
 // benchmark methods (echo, add, sleep, fail) of package handler/demo, and
 // the demo subscription clock_subscribe/clock_unsubscribe (WebSocket and
 // streams), from gnet event loops. Every listener serves HTTP/1.1,
-// WebSocket (GET --ws-path with Upgrade) and raw JSON streams; --http,
-// --tcp and --ws differ only for the reader. With no address
-// it listens on 127.0.0.1:8080. It prints the bound addresses and stops
+// WebSocket (GET --ws-path with Upgrade) and raw JSON streams, sniffed
+// from a connection's first byte. --listen ADDR (repeatable) takes
+// host:port, tcp://host:port or unix:///path; --http, --tcp and --ws are
+// its aliases and --unix PATH is --listen unix://PATH. With no address it
+// listens on 127.0.0.1:8080. It prints the URLs it serves and stops
 // gracefully on SIGINT or SIGTERM.
 //
 // bench is a JSON-RPC-aware load generator (package bench): closed or
 // open loop, pipelining, batches, notifications, every reply checked,
 // latency percentiles, --json and --plot. Without a target it measures an
 // in-process server.
+//
+// -h prints a command's usage to stdout (exit status 0); a flag error
+// prints the error and the usage to stderr (exit status 2).
 package main
 
 import (
@@ -27,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -49,122 +56,277 @@ func main() {
 		stop() // the first signal stops gracefully; a second one exits at once
 	}()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "jetrpc:", err)
+		if !errors.As(err, new(errUsage)) { // an errUsage is printed already
+			fmt.Fprintln(os.Stderr, "jetrpc:", err)
+		}
 		os.Exit(2)
 	}
 }
 
-const usage = `usage: jetrpc <command> [flags]
-
-commands:
-  serve   run the bundled JSON-RPC server (jetrpc serve -h for flags)
-  bench   load-test a JSON-RPC server, or the bundled one (jetrpc bench -h)
-`
-
-// run is main without the process: testable.
+// run is main without the process: testable. -h and help print to
+// stdout and return nil; a usage error is printed, error first, with the
+// usage to stderr, and returned as an errUsage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("no command")
+		return commandError(stderr, errors.New("no command"))
 	}
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case "help", "-h", "-help", "--help":
+		switch {
+		case len(args) == 1:
+			fmt.Fprint(stdout, usage)
+			return nil
+		case len(args) == 2 && (args[1] == "serve" || args[1] == "bench"):
+			return run(ctx, []string{args[1], "-h"}, stdout, stderr) // jetrpc help serve
+		}
+		return commandError(stderr, fmt.Errorf("help: unknown command %q", strings.Join(args[1:], " ")))
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return commandError(stderr, fmt.Errorf("unknown command %q", args[0]))
 }
 
-// addrList is a repeatable address flag.
-type addrList struct {
-	scheme string
-	addrs  *[]string
+// commandError prints err and jetrpc's usage to stderr, and returns err
+// marked as printed.
+func commandError(stderr io.Writer, err error) error {
+	fmt.Fprintf(stderr, "jetrpc: %v\n\n%s", err, usage)
+	return errUsage{err}
 }
 
-func (a addrList) String() string { return "" }
+// serveFlags are the flags of jetrpc serve.
+type serveFlags struct {
+	addrs       []string // --listen and its aliases, in order; tcp:// or unix:// each
+	origins     []string
+	wsPath      string
+	ping        time.Duration
+	maxPush     int
+	loops       int
+	workers     int
+	queue       int
+	maxMsg      int
+	maxHeader   int
+	maxBatch    int
+	maxDepth    int
+	maxConns    int
+	maxInFlight int
+	maxPending  int
+	idle        time.Duration
+	readTO      time.Duration
+	writeTO     time.Duration
+	stopTimeout time.Duration
+	reusePort   bool
+	rejectV1    bool
+	verbose     bool
+	cpuProfile  string
+}
 
-func (a addrList) Set(v string) error {
-	if v == "" || strings.HasSuffix(v, "://") {
-		return errors.New("empty address")
+// newServeFlags defines the flags of jetrpc serve on a new FlagSet; the
+// groups of serveUsage list them.
+func newServeFlags() (*flag.FlagSet, *serveFlags) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c := &serveFlags{}
+	fs.Var(listenFlag{addrs: &c.addrs}, "listen", "listen on `addr`: host:port or tcp://host:port (tcp4:// and tcp6:// too; "+
+		"port 0 picks a free port, printed at start-up; :8080 is every interface), or unix:///path for a Unix socket. "+
+		"Repeatable: each listener serves HTTP/1.1, WebSocket and JSON streams. "+
+		"Default: "+strings.TrimPrefix(engine.DefaultAddr, "tcp://")+", when no listener flag is given")
+	for _, alias := range []string{"http", "tcp", "ws"} {
+		fs.Var(listenFlag{addrs: &c.addrs}, alias, "aliases of --listen: the same `addr` forms, the same listener. "+
+			"The names are kept for older scripts; none of them limits the protocols served")
 	}
-	if !strings.Contains(v, "://") {
-		v = a.scheme + v
+	fs.Var(listenFlag{addrs: &c.addrs, unix: true}, "unix", "the same as --listen unix://`path`: a Unix socket (repeatable; "+
+		"a stale socket file left by an earlier run is replaced)")
+	fs.BoolVar(&c.reusePort, "reuseport", false, "set SO_REUSEPORT so that several processes can share a TCP port")
+	fs.Var(stringsFlag{&c.origins}, "ws-origin", "browser `origin` allowed to open a WebSocket, "+
+		"such as https://example.com (repeatable; \"*\" or none given: any origin)")
+	fs.StringVar(&c.wsPath, "ws-path", engine.DefaultWSPath, "the URL `path` where a GET with Upgrade: websocket opens a WebSocket")
+	fs.DurationVar(&c.ping, "ping-interval", engine.DefaultPingInterval, "ping a WebSocket client silent this long")
+	fs.IntVar(&c.maxBatch, "max-batch", handler.DefaultMaxBatch, "most requests in one batch")
+	fs.IntVar(&c.maxDepth, "max-depth", parser.DefaultMaxDepth, "deepest nesting of arrays and objects in a message")
+	fs.BoolVar(&c.rejectV1, "reject-v1", false, "answer JSON-RPC 1.0 requests (no \"jsonrpc\":\"2.0\") with -32600")
+	fs.IntVar(&c.maxMsg, "max-message", engine.DefaultMaxMessageSize, "largest message (HTTP body, stream value or WebSocket message) in `bytes`")
+	fs.IntVar(&c.maxHeader, "max-header", engine.DefaultMaxHeaderSize, "largest HTTP request head in `bytes`")
+	fs.IntVar(&c.maxConns, "max-conns", engine.DefaultMaxConns, "most open connections, lowered to the file descriptor limit")
+	fs.IntVar(&c.maxInFlight, "max-inflight", engine.DefaultMaxInFlight, "most messages of one connection on workers at once")
+	fs.IntVar(&c.maxPending, "max-pending", engine.DefaultMaxPendingOutput, "unsent reply `bytes` per connection before it is no longer read")
+	fs.IntVar(&c.maxPush, "max-push-queue", engine.DefaultMaxPushQueue, "server-message `bytes` queued for a client that does not read, "+
+		"before it is disconnected")
+	fs.DurationVar(&c.idle, "idle-timeout", engine.DefaultIdleTimeout, "close connections idle this long")
+	fs.DurationVar(&c.readTO, "read-timeout", engine.DefaultReadTimeout, "close connections whose message is incomplete this long")
+	fs.DurationVar(&c.writeTO, "write-timeout", engine.DefaultWriteTimeout, "close connections whose replies wait this long")
+	fs.DurationVar(&c.stopTimeout, "stop-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long requests in flight may take "+
+		"before their contexts are cancelled and the server exits")
+	fs.IntVar(&c.loops, "loops", 0, "event loops (0: GOMAXPROCS)")
+	fs.IntVar(&c.workers, "workers", pool.DefaultWorkers, "worker goroutines for blocking methods, per pool: one pool runs messages, one batch elements")
+	fs.IntVar(&c.queue, "queue", pool.DefaultQueue, "messages waiting for a worker before requests are answered \"Server busy\"")
+	fs.BoolVar(&c.verbose, "v", false, "log debug messages")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to `file` until the server stops")
+	return fs, c
+}
+
+var serveUsage = commandUsage{
+	dash: "--",
+	head: `usage: jetrpc serve [--listen ADDR]... [flags]
+
+jetrpc serve runs the bundled JSON-RPC 2.0 server on gnet event loops.
+It answers the methods of the specification's examples (subtract, sum,
+update, notify_hello, notify_sum, get_data), the benchmark methods echo,
+add, sleep (a blocking method, run on a worker) and fail, and the
+subscription clock_subscribe/clock_unsubscribe (package handler/demo).
+Every listener serves every protocol on one port, told apart by a
+connection's first byte: HTTP/1.1 (a POST to any path; GET /health answers
+200), WebSocket (a GET of --ws-path with Upgrade: websocket) and raw JSON
+streams (newline-delimited JSON over TCP or a Unix socket). It prints the
+URLs it serves, and stops gracefully on SIGINT or SIGTERM; a second signal
+exits at once.
+
+With no --listen it listens on 127.0.0.1:8080, loopback only; use
+--listen :8080 for every interface. --http, --tcp and --ws are aliases of
+--listen: they do exactly what --listen does.
+`,
+	groups: []flagGroup{
+		{"listeners", []string{"listen", "http,tcp,ws", "unix", "reuseport"}},
+		{"WebSocket", []string{"ws-path", "ws-origin", "ping-interval"}},
+		{"JSON-RPC", []string{"max-batch", "max-depth", "reject-v1"}},
+		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue"}},
+		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
+		{"event loops and workers", []string{"loops", "workers", "queue"}},
+		{"logging and profiling", []string{"v", "cpuprofile"}},
+	},
+	examples: `  jetrpc serve                                      # http://, ws:// and tcp://127.0.0.1:8080
+  curl -s localhost:8080 -H 'Content-Type: application/json' \
+    -d '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}'
+  printf '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}\n' | socat - TCP:127.0.0.1:8080
+  jetrpc bench -c 64 -d 10s ws://127.0.0.1:8080/    # load-test it from another shell
+  jetrpc serve --listen 127.0.0.1:0                 # a free port: the printed URLs say which
+  jetrpc serve --listen unix:///tmp/jetrpc.sock     # a Unix socket, then:
+  printf '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}\n' | socat - UNIX-CONNECT:/tmp/jetrpc.sock
+  jetrpc serve --listen :8080 --listen unix:///run/rpc.sock  # every interface, and a socket
+  taskset -c 0 jetrpc serve --loops 1 &  taskset -c 1 jetrpc bench http://127.0.0.1:8080/
+`,
+}
+
+// listenFlag is a repeatable address flag: --listen and its aliases add
+// tcp:// or unix:// addresses to one list (see listenAddr).
+type listenFlag struct {
+	addrs *[]string // never nil but in the flag package's zero Value
+	unix  bool      // --unix: the value is a socket path
+}
+
+func (l listenFlag) String() string {
+	if l.addrs == nil { // the flag package's zero Value
+		return ""
 	}
-	*a.addrs = append(*a.addrs, v)
+	return strings.Join(*l.addrs, ",")
+}
+
+func (l listenFlag) Set(v string) error {
+	a, err := listenAddr(v, l.unix)
+	if err != nil {
+		return err
+	}
+	*l.addrs = append(*l.addrs, a)
 	return nil
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var addrs []string
-	fs.Var(addrList{"tcp://", &addrs}, "http", "`address` to listen on (HTTP and streams; repeatable; port 0 picks a free port)")
-	fs.Var(addrList{"tcp://", &addrs}, "tcp", "`address` to listen on (streams and HTTP; repeatable)")
-	fs.Var(addrList{"tcp://", &addrs}, "ws", "`address` to listen on (WebSocket, HTTP and streams; repeatable)")
-	fs.Var(addrList{"unix://", &addrs}, "unix", "Unix socket `path` to listen on (repeatable)")
-	var origins []string
-	fs.Var(addrList{"", &origins}, "ws-origin", "browser `origin` allowed to open a WebSocket (repeatable; \"*\" for any; default: any)")
-	wsPath := fs.String("ws-path", engine.DefaultWSPath, "`path` where GET with Upgrade: websocket opens a WebSocket")
-	ping := fs.Duration("ping-interval", engine.DefaultPingInterval, "ping a WebSocket client silent this long")
-	maxPush := fs.Int("max-push-queue", engine.DefaultMaxPushQueue, "server-message `bytes` queued for a client that does not read, before it is disconnected")
-	loops := fs.Int("loops", 0, "event loops (0: GOMAXPROCS)")
-	workers := fs.Int("workers", pool.DefaultWorkers, "worker goroutines for blocking methods, per pool (messages and batch elements)")
-	queue := fs.Int("queue", pool.DefaultQueue, "messages waiting for a worker before requests are answered \"server busy\"")
-	maxMsg := fs.Int("max-message", engine.DefaultMaxMessageSize, "largest message (HTTP body or stream value) in `bytes`")
-	maxHeader := fs.Int("max-header", engine.DefaultMaxHeaderSize, "largest HTTP request head in `bytes`")
-	maxBatch := fs.Int("max-batch", handler.DefaultMaxBatch, "most requests in one batch")
-	maxDepth := fs.Int("max-depth", parser.DefaultMaxDepth, "deepest nesting of a message")
-	maxConns := fs.Int("max-conns", engine.DefaultMaxConns, "most open connections")
-	maxInFlight := fs.Int("max-inflight", engine.DefaultMaxInFlight, "most messages of one connection on workers")
-	maxPending := fs.Int("max-pending", engine.DefaultMaxPendingOutput, "unsent reply `bytes` per connection before it is not read")
-	idle := fs.Duration("idle-timeout", engine.DefaultIdleTimeout, "close connections idle this long")
-	readTO := fs.Duration("read-timeout", engine.DefaultReadTimeout, "close connections whose message is incomplete this long")
-	writeTO := fs.Duration("write-timeout", engine.DefaultWriteTimeout, "close connections whose replies wait this long")
-	reusePort := fs.Bool("reuseport", false, "set SO_REUSEPORT so that several processes can share a port")
-	noV1 := fs.Bool("reject-v1", false, "answer JSON-RPC 1.0 requests with -32600")
-	verbose := fs.Bool("v", false, "log debug messages")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) to `file` until the server stops")
-	stopTimeout := fs.Duration("stop-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long requests in flight may take before their contexts are cancelled and the server exits (a second signal exits at once)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil // -h: the usage was printed
+// stringsFlag is a repeatable flag of non-empty strings.
+type stringsFlag struct{ list *[]string }
+
+func (s stringsFlag) String() string {
+	if s.list == nil { // the flag package's zero Value
+		return ""
+	}
+	return strings.Join(*s.list, ",")
+}
+
+func (s stringsFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("empty value")
+	}
+	*s.list = append(*s.list, v)
+	return nil
+}
+
+// listenAddr turns a listener flag's value into an engine address:
+// host:port → tcp://host:port; tcp://, tcp4://, tcp6:// and unix:// as
+// they are. For --unix (unixPath) the value is a path, unix:// optional.
+// Errors name what is wrong before anything listens.
+func listenAddr(v string, unixPath bool) (string, error) {
+	if unixPath {
+		path := strings.TrimPrefix(v, "unix://")
+		switch {
+		case path == "":
+			return "", errors.New("empty path")
+		case strings.Contains(path, "://"):
+			return "", errors.New("--unix takes a socket path; use --listen for other addresses")
 		}
+		return "unix://" + path, nil
+	}
+	scheme, rest, hasScheme := strings.Cut(v, "://")
+	if !hasScheme {
+		scheme, rest = "tcp", v
+	}
+	switch {
+	case v == "":
+		return "", errors.New("empty address")
+	case scheme == "unix":
+		if rest == "" {
+			return "", errors.New("empty path (unix:///path)")
+		}
+		return v, nil
+	case scheme != "tcp" && scheme != "tcp4" && scheme != "tcp6":
+		return "", errors.New("unsupported address: use host:port, tcp://host:port or unix:///path")
+	case strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, "."):
+		return "", errors.New("a Unix socket is written unix://" + rest)
+	}
+	if _, _, err := net.SplitHostPort(rest); err != nil {
+		return "", errors.New("want host:port (127.0.0.1:0 for a free port, :8080 for every interface)")
+	}
+	return scheme + "://" + rest, nil
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, c := newServeFlags()
+	help, err := parseFlags(fs, &serveUsage, args, stdout, stderr)
+	if help || err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected argument %q (addresses go after --http, --tcp, --ws or --unix)", fs.Arg(0))
+	if fs.NArg() == 1 && fs.Arg(0) == "help" { // jetrpc serve help
+		serveUsage.write(stdout, fs)
+		return nil
 	}
-	if !strings.HasPrefix(*wsPath, "/") {
-		return fmt.Errorf("serve: --ws-path %q must start with /", *wsPath)
+	if fs.NArg() > 0 {
+		return usageError(fs, &serveUsage, stderr,
+			fmt.Errorf("unexpected argument %q (an address goes after --listen)", fs.Arg(0)))
+	}
+	if !strings.HasPrefix(c.wsPath, "/") {
+		return fmt.Errorf("serve: --ws-path %q must start with /", c.wsPath)
 	}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{
-		{"loops", *loops}, {"workers", *workers}, {"queue", *queue}, {"max-message", *maxMsg},
-		{"max-header", *maxHeader}, {"max-batch", *maxBatch}, {"max-depth", *maxDepth},
-		{"max-conns", *maxConns}, {"max-inflight", *maxInFlight}, {"max-pending", *maxPending},
-		{"max-push-queue", *maxPush},
+		{"loops", c.loops}, {"workers", c.workers}, {"queue", c.queue}, {"max-message", c.maxMsg},
+		{"max-header", c.maxHeader}, {"max-batch", c.maxBatch}, {"max-depth", c.maxDepth},
+		{"max-conns", c.maxConns}, {"max-inflight", c.maxInFlight}, {"max-pending", c.maxPending},
+		{"max-push-queue", c.maxPush},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("serve: --%s %d: must not be negative (0 means the default)", f.name, f.v)
 		}
 	}
-	if *stopTimeout <= 0 {
-		return fmt.Errorf("serve: --stop-timeout %v must be positive", *stopTimeout)
+	if c.stopTimeout <= 0 {
+		return fmt.Errorf("serve: --stop-timeout %v must be positive", c.stopTimeout)
 	}
+	addrs := c.addrs
 	if len(addrs) == 0 {
 		addrs = []string{engine.DefaultAddr}
 	}
 	var profile *os.File
-	if *cpuProfile != "" {
+	if c.cpuProfile != "" {
 		// Opened before listening, so that a bad path fails before serving.
-		f, err := os.Create(*cpuProfile)
+		f, err := os.Create(c.cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -172,38 +334,38 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		profile = f
 	}
 	level := slog.LevelInfo
-	if *verbose {
+	if c.verbose {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	elements := pool.NewWorkers(*workers, *queue)
+	elements := pool.NewWorkers(c.workers, c.queue)
 	defer elements.Close()
-	messages := pool.NewWorkers(*workers, *queue)
+	messages := pool.NewWorkers(c.workers, c.queue)
 	defer messages.Close()
 	tab := handler.NewTable(
-		handler.WithMaxBatch(*maxBatch),
-		handler.WithMaxDepth(*maxDepth),
-		handler.WithRejectV1(*noV1),
+		handler.WithMaxBatch(c.maxBatch),
+		handler.WithMaxDepth(c.maxDepth),
+		handler.WithRejectV1(c.rejectV1),
 		handler.WithWorkers(elements),
 		handler.WithLogger(logger),
 	)
 	demo.Register(tab)
 	e := engine.New(tab,
 		engine.WithAddrs(addrs...),
-		engine.WithLoops(*loops),
+		engine.WithLoops(c.loops),
 		engine.WithWorkers(messages),
-		engine.WithReusePort(*reusePort),
-		engine.WithMaxMessageSize(*maxMsg),
-		engine.WithMaxHeaderSize(*maxHeader),
-		engine.WithMaxConns(*maxConns),
-		engine.WithMaxInFlight(*maxInFlight),
-		engine.WithMaxPendingOutput(*maxPending),
-		engine.WithTimeouts(*idle, *readTO, *writeTO),
-		engine.WithWSPath(*wsPath),
-		engine.WithWSOrigins(origins...),
-		engine.WithPingInterval(*ping),
-		engine.WithMaxPushQueue(*maxPush),
+		engine.WithReusePort(c.reusePort),
+		engine.WithMaxMessageSize(c.maxMsg),
+		engine.WithMaxHeaderSize(c.maxHeader),
+		engine.WithMaxConns(c.maxConns),
+		engine.WithMaxInFlight(c.maxInFlight),
+		engine.WithMaxPendingOutput(c.maxPending),
+		engine.WithTimeouts(c.idle, c.readTO, c.writeTO),
+		engine.WithWSPath(c.wsPath),
+		engine.WithWSOrigins(c.origins...),
+		engine.WithPingInterval(c.ping),
+		engine.WithMaxPushQueue(c.maxPush),
 		engine.WithLogger(logger),
 	)
 	if err := e.Start(); err != nil {
@@ -214,7 +376,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		case "unix":
 			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on unix://%s (HTTP, WebSocket and streams)\n", a)
 		default:
-			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/, ws://%s%s and tcp://%s\n", a, a, *wsPath, a)
+			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/, ws://%s%s and tcp://%s\n", a, a, c.wsPath, a)
 		}
 	}
 	if profile != nil {
@@ -226,7 +388,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "jetrpc: stopping")
-	stopCtx, cancel := context.WithTimeout(context.Background(), *stopTimeout)
+	stopCtx, cancel := context.WithTimeout(context.Background(), c.stopTimeout)
 	defer cancel()
 	return e.Stop(stopCtx)
 }

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/jetrpc/jetrpc/bench"
+)
+
+// TestUsage_groups: each command's usage lists every one of its flags
+// once, so that a new flag cannot be left out of -h.
+func TestUsage_groups(t *testing.T) {
+	serveFS, _ := newServeFlags()
+	benchFS, _ := newBenchFlags(new(bench.Config))
+	for _, c := range []struct {
+		fs *flag.FlagSet
+		u  *commandUsage
+	}{{serveFS, &serveUsage}, {benchFS, &benchUsage}} {
+		seen := map[string]int{}
+		for _, g := range c.u.groups {
+			for _, entry := range g.names {
+				for _, name := range strings.Split(entry, ",") {
+					if c.fs.Lookup(name) == nil {
+						t.Errorf("%s: the usage lists %q, which is not a flag", c.fs.Name(), name)
+					}
+					seen[name]++
+				}
+			}
+		}
+		c.fs.VisitAll(func(f *flag.Flag) {
+			if seen[f.Name] != 1 {
+				t.Errorf("%s: flag %q is listed %d times in the usage, want 1", c.fs.Name(), f.Name, seen[f.Name])
+			}
+		})
+	}
+}
