@@ -58,6 +58,8 @@
 // (default 10 s) counts as a timeout and its connection is reopened; a
 // timed-out request's latency is recorded. One reply (an HTTP body, a
 // chunk, a stream message, a WebSocket payload) is at most 64 MiB; a
-// chunk size of more than 8 hex digits or a Content-Length of more than
-// 10 digits is an HTTP framing error.
+// chunk size of more than 8 hex digits, a Content-Length of more than
+// 10 digits, a response head over 64 KiB, or chunk extensions and
+// trailers over 64 KiB in all is an HTTP framing error (responses are
+// read with engine/http1's ResponseReader).
 package bench

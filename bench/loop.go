@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jetrpc/jetrpc/engine/gnetlog"
 	"github.com/panjf2000/gnet/v2"
 )
 
@@ -43,7 +44,7 @@ func (r *runner) runLoops(ctx context.Context, workers []*worker) error {
 	cli, err := gnet.NewClient(lc,
 		gnet.WithNumEventLoop(runtime.GOMAXPROCS(0)),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-		gnet.WithLogger(quietGnet{}),
+		gnet.WithLogger(gnetlog.Logger{Level: slog.LevelError}), // its connections close and reopen by design
 	)
 	if err != nil {
 		return err
@@ -215,6 +216,7 @@ func (lc *loopClient) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	}
 	w.rbuf = w.rbuf[:0]
 	w.frame.Reset()
+	w.resp.Reset()
 	w.broken = false
 	lc.mu.Lock()
 	lc.conns[w] = c
@@ -275,14 +277,3 @@ func (lc *loopClient) OnClose(c gnet.Conn, _ error) gnet.Action {
 	lc.startRedial(w)
 	return gnet.None
 }
-
-// quietGnet silences gnet's own log.
-type quietGnet struct{}
-
-func (quietGnet) Debugf(string, ...any) {}
-func (quietGnet) Infof(string, ...any)  {}
-func (quietGnet) Warnf(f string, a ...any) {
-	slog.Debug("gnet: warning", "msg", f)
-}
-func (quietGnet) Errorf(f string, a ...any) { slog.Debug("gnet: error", "msg", f) }
-func (quietGnet) Fatalf(f string, a ...any) { slog.Error("gnet: fatal", "msg", f) }

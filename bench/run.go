@@ -22,6 +22,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/gobwas/ws"
+	"github.com/jetrpc/jetrpc/engine/http1"
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -55,7 +56,7 @@ type worker struct {
 	conn  net.Conn
 	wbuf  []byte
 	rbuf  []byte
-	chunk []byte // a dechunked HTTP body, or a fragmented WebSocket message
+	chunk []byte // a fragmented WebSocket message
 	pong  []byte // WebSocket pongs to send
 	next  uint64 // next id
 	mi    int    // next message of the rotation
@@ -70,6 +71,7 @@ type worker struct {
 	// broken: the connection must be closed (event-loop mode).
 	broken bool
 	frame  parser.Framer
+	resp   http1.ResponseReader // frames HTTP replies; reset with rbuf
 	hist   *hdrhistogram.Histogram
 
 	// Counters, read by the progress line: atomic.
@@ -91,6 +93,7 @@ func newWorker(r *runner, idx int) *worker {
 		rbuf: make([]byte, 0, 64<<10),
 	}
 	w.frame.MaxSize = maxMessage
+	w.resp.MaxBody = maxMessage
 	return w
 }
 
@@ -226,6 +229,7 @@ func (w *worker) dial() bool {
 	w.conn = c
 	w.rbuf = w.rbuf[:0]
 	w.frame.Reset()
+	w.resp.Reset()
 	return true
 }
 
@@ -477,6 +481,7 @@ func (w *worker) lost(kind string) {
 	}
 	w.broken = true
 	w.rbuf = w.rbuf[:0]
+	w.resp.Reset()
 }
 
 // timeoutAll counts every measured request in flight as timed out, with
@@ -535,17 +540,17 @@ func (w *worker) consume() {
 				w.lost(ErrUnexpectedReply) // bytes no request asked for
 				return
 			}
-			resp, ok, bad := parseHTTPResponse(in, &w.chunk)
-			if bad {
+			resp, ok, err := w.resp.Next(in)
+			if err != nil {
 				w.lost(ErrHTTPFraming)
 				return
 			}
 			if !ok {
 				break
 			}
-			used += resp.size
+			used += resp.Size
 			w.checkHTTP(&resp)
-			if resp.close {
+			if resp.Close {
 				w.lost(ErrTransport)
 				return
 			}
@@ -570,20 +575,20 @@ done:
 }
 
 // checkHTTP checks the reply to the oldest request; only when w.n > 0.
-func (w *worker) checkHTTP(resp *httpResponse) {
+func (w *worker) checkHTTP(resp *http1.Response) {
 	q := w.oldest()
 	switch {
 	case q.holes == 0:
-		if resp.status != 204 && (resp.status != 200 || len(resp.body) != 0) {
+		if resp.Status != http1.StatusNoContent && (resp.Status != http1.StatusOK || len(resp.Body) != 0) {
 			w.fail(ErrHTTPStatus, q.measured)
 		}
-	case resp.status != 200:
+	case resp.Status != http1.StatusOK:
 		w.fail(ErrHTTPStatus, q.measured)
 		q.failed = true // the status says it all: no "missing reply" on top
 	case w.r.cfg.NoCheck:
 		q.got = q.holes
 	default:
-		ok, array := eachReply(resp.body, func(it replyItem) { w.match(q, it) })
+		ok, array := eachReply(resp.Body, func(it replyItem) { w.match(q, it) })
 		switch {
 		case !ok:
 			w.fail(ErrNotJSON, q.measured)

@@ -14,16 +14,23 @@ import (
 // Logger is a gnet logger (logging.Logger) writing to L: gnet's info and
 // debug lines at debug level, so that gnet is quiet by default, its
 // warnings and errors at their levels, and "fatal" lines as errors (gnet
-// goes on after them). A nil L means slog.Default(). Safe from any
-// goroutine.
+// goes on after them). The zero Logger writes to slog.Default(). Safe
+// from any goroutine.
 type Logger struct {
 	// L receives the lines; nil means slog.Default().
 	L *slog.Logger
+	// Level drops the lines below it, whatever L would pass: a client
+	// whose connections close by design (a load generator) sets
+	// slog.LevelError. The zero value passes all that L passes.
+	Level slog.Level
 }
 
 var _ logging.Logger = Logger{}
 
 func (g Logger) log(level slog.Level, f string, a []any) {
+	if g.Level != 0 && level < g.Level {
+		return
+	}
 	l := g.L
 	if l == nil {
 		l = slog.Default()

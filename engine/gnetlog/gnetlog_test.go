@@ -29,3 +29,15 @@ func TestLogger_levels(t *testing.T) {
 		}
 	}
 }
+
+func TestLogger_minimumLevel(t *testing.T) {
+	var buf bytes.Buffer
+	g := gnetlog.Logger{L: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), Level: slog.LevelError}
+	g.Debugf("d")
+	g.Infof("i")
+	g.Warnf("w")
+	g.Errorf("e %s", "x")
+	if out := buf.String(); strings.Count(out, "level=") != 1 || !strings.Contains(out, `msg="gnet: e x"`) {
+		t.Fatalf("with Level error: %s", out)
+	}
+}

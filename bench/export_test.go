@@ -1,0 +1,61 @@
+package bench
+
+// Test helpers exported to the external tests (bench_test): loopback
+// servers that a test stops when it ends.
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
+)
+
+// NewLineServer starts a newline-delimited stream server on loopback for
+// the tests (also the external ones: bench_test) and returns its address:
+// answer gets each request line and its number on the connection, and
+// returns what to write (possibly "").
+func NewLineServer(t *testing.T, answer func(line string, n int) string) string {
+	return fakeServer(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		for n := 0; ; n++ {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if s := answer(line, n); s != "" {
+				if _, err := io.WriteString(c, s); err != nil {
+					return
+				}
+			}
+		}
+	})
+}
+
+// StartDemoServer serves jetrpc's demo methods on TCP and a Unix socket
+// until the test ends, for the tests (also the external ones: bench_test),
+// and returns both addresses.
+func StartDemoServer(t *testing.T) (tcp, unix string) {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	tab := handler.NewTable(handler.WithLogger(quiet))
+	demo.Register(tab)
+	sock := filepath.Join(t.TempDir(), "b.sock")
+	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+sock), engine.WithLogger(quiet))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	})
+	return e.Addrs()[0].String(), sock
+}
