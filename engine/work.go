@@ -91,7 +91,7 @@ func (j *job) release() {
 // answer was appended. msg is only read, and only until run returns.
 func (c *conn) run(out, msg []byte, tag uint8) (o []byte, j *job, oc handler.Outcome) {
 	ls := c.loop
-	out, oc = c.e.table.DispatchLoop(c.ctx, out, msg, &ls.pending)
+	out, oc = c.e.table.DispatchInline(c.ctx, out, msg, &ls.pending)
 	if oc != handler.Deferred {
 		return out, nil, oc
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/pool"
 )
 
 // TestDispatch_zeroAllocs guards the promise that a request to an inline
@@ -58,7 +59,7 @@ func TestDispatch_zeroAllocs(t *testing.T) {
 		if got := testing.AllocsPerRun(200, func() { buf = tab.Dispatch(ctx, buf[:0], b) }); got != 0 {
 			t.Errorf("%s: %v allocs per Dispatch, want 0 (reply %s)", name, got, buf)
 		}
-		if got := testing.AllocsPerRun(200, func() { buf, _ = tab.DispatchInline(ctx, buf[:0], b) }); got != 0 {
+		if got := testing.AllocsPerRun(200, func() { buf, _ = tab.DispatchInline(ctx, buf[:0], b, nil) }); got != 0 {
 			t.Errorf("%s: %v allocs per DispatchInline, want 0", name, got)
 		}
 	}
@@ -105,6 +106,45 @@ func TestDispatch_zeroAllocsNumbersAndRaw(t *testing.T) {
 		buf = tab.Dispatch(ctx, buf[:0], b)
 		if got := testing.AllocsPerRun(200, func() { buf = tab.Dispatch(ctx, buf[:0], b) }); got != 0 {
 			t.Errorf("%s: %v allocs per Dispatch, want 0 (reply %s)", name, got, buf)
+		}
+	}
+}
+
+// TestPending_zeroAllocs: a message deferred by DispatchInline, then run
+// (or answered busy) from its Pending — the path of every blocking method
+// on an event loop — allocates nothing in steady state.
+func TestPending_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	tab := handler.NewTable(handler.WithWorkers(pool.NewWorkers(2, 16)))
+	handler.Register(tab, "slowadd", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
+	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	ctx := context.Background()
+	buf := make([]byte, 0, 4096)
+	for name, msg := range map[string]string{
+		"single": `{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1}`,
+		"batch":  `[{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"add","params":[3,4],"id":2}]`,
+	} {
+		b := []byte(msg)
+		var later handler.Pending
+		for _, busy := range []bool{false, true} {
+			step := func() {
+				var oc handler.Outcome
+				buf, oc = tab.DispatchInline(ctx, buf[:0], b, &later)
+				if oc != handler.Deferred {
+					t.Fatalf("%s: outcome %v", name, oc)
+				}
+				if busy {
+					buf = later.Busy(buf)
+				} else {
+					buf = later.Run(ctx, buf)
+				}
+			}
+			step()
+			if got := testing.AllocsPerRun(200, step); got != 0 {
+				t.Errorf("%s (busy %v): %v allocs per deferred message, want 0 (reply %s)", name, busy, got, buf)
+			}
 		}
 	}
 }

@@ -7,6 +7,12 @@ package handler
 // element alone, runs of inline elements together — that run in parallel
 // on the worker pool, each writing into its own buffer, and the buffers
 // are joined in request order into one array.
+//
+// A transport on an event loop calls DispatchInline: it runs what can run
+// without blocking, and hands back the rest parsed and planned, with a
+// copy of its bytes (Pending), for a goroutine of the transport's own to
+// Run — or to answer Busy when none can take it — without parsing it
+// again.
 
 import (
 	"context"
@@ -117,7 +123,7 @@ func (t *Table) Dispatch(ctx context.Context, dst, msg []byte) []byte {
 	return out
 }
 
-// Outcome says what DispatchLoop did with a message.
+// Outcome says what DispatchInline did with a message.
 type Outcome uint8
 
 const (
@@ -131,7 +137,7 @@ const (
 	Malformed
 )
 
-// DispatchLoop is Dispatch for callers that must not block, such as an
+// DispatchInline is Dispatch for callers that must not block, such as an
 // event loop. It runs msg when that needs no blocking method and no
 // worker — a single inline request, a fault, an unknown method, or a
 // batch of at most ParallelBatch such elements — appends the reply and
@@ -143,47 +149,16 @@ const (
 // goroutine can take it — the message is never parsed twice. With a nil
 // later the caller must Dispatch msg itself. The outcome comes from the
 // parser, never from the reply's text: a method may well answer -32700
-// itself. msg is only read, and only until DispatchLoop returns. Safe
+// itself. msg is only read, and only until DispatchInline returns. Safe
 // from any goroutine; an inline method runs on the caller.
-func (t *Table) DispatchLoop(ctx context.Context, dst, msg []byte, later *Pending) ([]byte, Outcome) {
+func (t *Table) DispatchInline(ctx context.Context, dst, msg []byte, later *Pending) ([]byte, Outcome) {
 	return t.dispatch(ctx, dst, msg, true, later)
 }
 
-// Serve is Dispatch and DispatchInline in one, for transports: with
-// inlineOnly it behaves as DispatchInline, otherwise as Dispatch, and it
-// tells the caller whether the message was malformed JSON.
-func (t *Table) Serve(ctx context.Context, dst, msg []byte, inlineOnly bool) ([]byte, Outcome) {
-	return t.dispatch(ctx, dst, msg, inlineOnly, nil)
-}
-
-// AppendBusy answers msg without running it, as when no worker can take
-// it: -32000 "Server busy" for each request that wants a reply (an array
-// for a batch), the usual fault replies for invalid ones, nothing for
-// notifications. Safe from any goroutine.
-func (t *Table) AppendBusy(dst, msg []byte) []byte {
-	var d Pending
-	out, oc := t.dispatch(context.Background(), dst, msg, true, &d)
-	if oc != Deferred {
-		return out
-	}
-	return d.Busy(out)
-}
-
-// DispatchInline is Dispatch for callers that must not block, such as an
-// event loop: it runs msg only when that needs no blocking method and no
-// worker (a single inline request, a fault, an unknown method, or a batch
-// of at most ParallelBatch such elements). Then it appends the reply and
-// returns true. Otherwise it runs nothing, returns dst unchanged and
-// false, and the caller hands msg to a goroutine that may call Dispatch.
-func (t *Table) DispatchInline(ctx context.Context, dst, msg []byte) ([]byte, bool) {
-	out, oc := t.dispatch(ctx, dst, msg, true, nil)
-	return out, oc != Deferred
-}
-
-// Pending is a message that DispatchLoop parsed and planned but could
+// Pending is a message that DispatchInline parsed and planned but could
 // not run on its caller, with a copy of its bytes: Run runs it, Busy
 // answers it "Server busy", without parsing it again. The zero value is
-// empty, ready for DispatchLoop. Exactly one of Run and Busy must be
+// empty, ready for DispatchInline. Exactly one of Run and Busy must be
 // called on a filled Pending; it is empty again afterwards. A Pending is
 // a handle: a copy of a filled one refers to the same message, and only
 // one of the copies may be used (a transport moves it from a scratch

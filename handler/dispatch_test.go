@@ -1,7 +1,7 @@
 package handler_test
 
 // Tests of dispatch (dispatch.go): batches in parallel and on a full
-// queue, limits, DispatchInline, the context, concurrency, and Serve's
+// queue, limits, DispatchInline and Pending, the context, concurrency, and the
 // outcomes.
 
 import (
@@ -122,10 +122,10 @@ func TestDispatch_batchLimits(t *testing.T) {
 	if got != want {
 		t.Fatalf("got %s\nwant %s", got, want)
 	}
-	if _, ok := tab.DispatchInline(context.Background(), nil, []byte(batch(3))); ok {
+	if _, oc := tab.DispatchInline(context.Background(), nil, []byte(batch(3)), nil); oc != handler.Deferred {
 		t.Fatal("DispatchInline ran a batch longer than ParallelBatch")
 	}
-	if out, ok := tab.DispatchInline(context.Background(), nil, []byte(batch(2))); !ok || !bytes.HasPrefix(out, []byte("[")) {
+	if out, oc := tab.DispatchInline(context.Background(), nil, []byte(batch(2)), nil); oc != handler.Replied || !bytes.HasPrefix(out, []byte("[")) {
 		t.Fatalf("DispatchInline refused a short inline batch: %q", out)
 	}
 }
@@ -140,15 +140,15 @@ func TestDispatchInline_refusesBlocking(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"slow"}`,
 		`[{"jsonrpc":"2.0","method":"fast","id":1},{"jsonrpc":"2.0","method":"slow","id":2}]`,
 	} {
-		if out, ok := tab.DispatchInline(context.Background(), []byte("x"), []byte(msg)); ok || string(out) != "x" {
-			t.Errorf("%s: ok=%v out=%q", msg, ok, out)
+		if out, oc := tab.DispatchInline(context.Background(), []byte("x"), []byte(msg), nil); oc != handler.Deferred || string(out) != "x" {
+			t.Errorf("%s: outcome %v, out %q", msg, oc, out)
 		}
 	}
 	if ran.Load() != 0 {
 		t.Fatalf("DispatchInline ran %d methods while refusing", ran.Load())
 	}
 	for _, msg := range []string{`{"jsonrpc":"2.0","method":"fast","id":1}`, `{"jsonrpc":"2.0","method":"nope","id":1}`, `{`, `[]`} {
-		if _, ok := tab.DispatchInline(context.Background(), nil, []byte(msg)); !ok {
+		if _, oc := tab.DispatchInline(context.Background(), nil, []byte(msg), nil); oc == handler.Deferred {
 			t.Errorf("%s refused", msg)
 		}
 	}
@@ -225,25 +225,37 @@ func TestDispatch_concurrent(t *testing.T) {
 	wg.Wait()
 }
 
-func TestServe_outcomes(t *testing.T) {
+func TestDispatchInline_outcomes(t *testing.T) {
 	tab := demoTable(t)
 	ctx := context.Background()
 	cases := []struct {
-		msg        string
-		inlineOnly bool
-		want       handler.Outcome
+		msg  string
+		want handler.Outcome
 	}{
-		{`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, true, handler.Replied},
-		{`{"jsonrpc":"2.0","method":"sleep","params":[0],"id":1}`, true, handler.Deferred},
-		{`{"jsonrpc":"2.0","method":"sleep","params":[0],"id":1}`, false, handler.Replied},
-		{`{"jsonrpc":"2.0","method":`, true, handler.Malformed},
-		{`[1,2`, false, handler.Malformed},
-		{`[]`, true, handler.Replied},
-		{`{"jsonrpc":"2.0","method":1,"id":1}`, true, handler.Replied},
+		{`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, handler.Replied},
+		{`{"jsonrpc":"2.0","method":"sleep","params":[0],"id":1}`, handler.Deferred},
+		{`[{"jsonrpc":"2.0","method":"sleep","params":[0],"id":1}]`, handler.Deferred},
+		{`{"jsonrpc":"2.0","method":`, handler.Malformed},
+		{`[1,2`, handler.Malformed},
+		{`[]`, handler.Replied},
+		{`{"jsonrpc":"2.0","method":1,"id":1}`, handler.Replied},
 	}
 	for _, c := range cases {
-		if _, got := tab.Serve(ctx, []byte("x"), []byte(c.msg), c.inlineOnly); got != c.want {
-			t.Errorf("%s inline=%v: outcome %v, want %v", c.msg, c.inlineOnly, got, c.want)
+		var later handler.Pending
+		out, got := tab.DispatchInline(ctx, []byte("x"), []byte(c.msg), &later)
+		if got != c.want {
+			t.Errorf("%s: outcome %v, want %v", c.msg, got, c.want)
+		}
+		if later.Empty() != (got != handler.Deferred) {
+			t.Errorf("%s: outcome %v, pending empty: %v", c.msg, got, later.Empty())
+		}
+		if got == handler.Deferred {
+			if string(out) != "x" {
+				t.Errorf("%s: deferred, but wrote %q", c.msg, out)
+			}
+			if run, want := string(later.Run(ctx, nil)), string(tab.Dispatch(ctx, nil, []byte(c.msg))); run != want {
+				t.Errorf("%s: Run %s, Dispatch %s", c.msg, run, want)
+			}
 		}
 	}
 }
@@ -253,36 +265,75 @@ func TestServe_outcomes(t *testing.T) {
 // A method may answer -32700 itself (it parsed a document of its own):
 // that is a reply like any other, not a message the transport could not
 // frame, so a stream must not be closed for it.
-func TestServe_methodsOwnParseErrorIsReplied(t *testing.T) {
+func TestDispatchInline_methodsOwnParseErrorIsReplied(t *testing.T) {
 	tab := handler.NewTable(handler.WithLogger(slog.New(slog.DiscardHandler)))
 	handler.Register(tab, "parseInner", func(context.Context, [1]string) (int, error) {
 		return 0, &handler.Error{Code: handler.CodeParseError, Message: "inner document is not JSON"}
 	}, handler.Inline())
-	out, oc := tab.Serve(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"parseInner","params":["{"],"id":1}`), true)
+	out, oc := tab.DispatchInline(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"parseInner","params":["{"],"id":1}`), nil)
 	if want := `{"jsonrpc":"2.0","error":{"code":-32700,"message":"inner document is not JSON"},"id":1}`; string(out) != want || oc != handler.Replied {
 		t.Errorf("got %s, outcome %d; want %s, Replied", out, oc, want)
 	}
-	out, oc = tab.Serve(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":`), true)
+	out, oc = tab.DispatchInline(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":`), nil)
 	if oc != handler.Malformed || len(out) == 0 {
 		t.Errorf("truncated JSON: got %s, outcome %d; want a -32700 reply, Malformed", out, oc)
 	}
-	out, oc = tab.Serve(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":1}`), true)
+	out, oc = tab.DispatchInline(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":1}`), nil)
 	if oc != handler.Replied || len(out) == 0 {
 		t.Errorf("invalid request: got %s, outcome %d; want a -32600 reply, Replied", out, oc)
 	}
 }
 
-func TestAppendBusy_busyOrFault(t *testing.T) {
+// busy answers a deferred message as a transport does when no worker can
+// take it.
+func busy(t *testing.T, tab *handler.Table, msg string) string {
+	t.Helper()
+	var later handler.Pending
+	out, oc := tab.DispatchInline(context.Background(), nil, []byte(msg), &later)
+	if oc != handler.Deferred {
+		t.Fatalf("%s: outcome %v, want Deferred", msg, oc)
+	}
+	return string(later.Busy(out))
+}
+
+// TestPending_busy: a message no worker could take is answered without
+// running: busy for each request that wants a reply, the usual replies to
+// invalid elements and unknown methods, nothing for notifications.
+func TestPending_busy(t *testing.T) {
 	tab := demoTable(t)
-	got := string(tab.AppendBusy(nil, []byte(`[{"jsonrpc":"2.0","method":"sleep","params":[9],"id":1},{"jsonrpc":"2.0","method":"sleep","params":[9]},{"jsonrpc":"2.0","method":1,"id":2}]`)))
-	want := `[{"jsonrpc":"2.0","error":{"code":-32000,"message":"Server busy"},"id":1},{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: method must be a string (offset 130)"},"id":2}]`
+	got := busy(t, tab, `[{"jsonrpc":"2.0","method":"sleep","params":[9],"id":1},{"jsonrpc":"2.0","method":"sleep","params":[9]},{"jsonrpc":"2.0","method":1,"id":2},{"jsonrpc":"2.0","method":"nope","id":3}]`)
+	want := `[{"jsonrpc":"2.0","error":{"code":-32000,"message":"Server busy"},"id":1},{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: method must be a string (offset 130)"},"id":2},{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":3}]`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	if got := string(tab.AppendBusy(nil, []byte(`{"jsonrpc":"2.0","method":"sleep","params":[9],"id":"a"}`))); got != `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Server busy"},"id":"a"}` {
+	if got := busy(t, tab, `{"jsonrpc":"2.0","method":"sleep","params":[9],"id":"a"}`); got != `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Server busy"},"id":"a"}` {
 		t.Fatal(got)
 	}
-	if got := tab.AppendBusy(nil, []byte(`[{"jsonrpc":"2.0","method":"sleep"}]`)); len(got) != 0 {
+	if got := busy(t, tab, `[{"jsonrpc":"2.0","method":"sleep"}]`); len(got) != 0 {
 		t.Fatalf("notifications answered: %s", got)
+	}
+}
+
+// TestPending_runsWithoutItsMessage: Run works from the parse and the
+// copy the Pending keeps — spans rebased, an escaped method name, string
+// params and ids — after the caller's buffer is overwritten.
+func TestPending_runsWithoutItsMessage(t *testing.T) {
+	tab := demoTable(t)
+	ctx := context.Background()
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","method":"sle\u0065p","params":{"ms":0},"id":"q\"1"}`,
+		`  [{"jsonrpc":"2.0","method":"sleep","params":[0],"id":1},{"jsonrpc":"2.0","method":"echo","params":["a\u00e9"],"id":[]},{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":3}]  `,
+	} {
+		buf := []byte("xx" + msg + "yy")
+		var later handler.Pending
+		if _, oc := tab.DispatchInline(ctx, nil, buf[2:len(buf)-2], &later); oc != handler.Deferred {
+			t.Fatalf("%s: outcome %v", msg, oc)
+		}
+		for i := range buf {
+			buf[i] = '#'
+		}
+		if got, want := string(later.Run(ctx, nil)), string(tab.Dispatch(ctx, nil, []byte(msg))); got != want {
+			t.Fatalf("Run:      %s\nDispatch: %s", got, want)
+		}
 	}
 }

@@ -52,8 +52,16 @@
 // replies are gathered into one array in request order. Within a batch,
 // notifications are not ordered with respect to other elements. When the
 // worker queue is full, a blocking element is answered at once with
-// CodeServerBusy rather than queued. DispatchInline never blocks: it runs
-// only what needs no worker, for event loops.
+// CodeServerBusy rather than queued.
+//
+// DispatchInline is the entry for event loops: it never blocks. It runs
+// what needs no worker and returns Replied (or Malformed, for text that is
+// not JSON: a stream cannot be framed after it); what needs a worker it
+// returns as Deferred, filling a Pending with a copy of the message and
+// its parse, which the transport runs on a goroutine of its own
+// (Pending.Run) or answers busy (Pending.Busy) — the message is parsed
+// once. That goroutine must not be one of the table's workers (Workers,
+// UsesPool): a batch waits on them for its elements.
 //
 // # Server push and subscriptions
 //

@@ -51,12 +51,14 @@ func ExampleTable_DispatchInline() {
 		`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`,
 		`{"jsonrpc":"2.0","method":"lookup","params":["k"],"id":2}`,
 	} {
-		out, ok := t.DispatchInline(context.Background(), nil, []byte(msg))
-		if !ok {
-			// An event loop would hand this to a worker goroutine.
-			out = t.Dispatch(context.Background(), nil, []byte(msg))
+		var later handler.Pending
+		out, oc := t.DispatchInline(context.Background(), nil, []byte(msg), &later)
+		if oc == handler.Deferred {
+			// An event loop hands later to a goroutine of its own, which
+			// runs it without parsing the message again.
+			out = later.Run(context.Background(), nil)
 		}
-		fmt.Printf("inline=%v %s\n", ok, out)
+		fmt.Printf("inline=%v %s\n", oc != handler.Deferred, out)
 	}
 	// Output:
 	// inline=true {"jsonrpc":"2.0","result":3,"id":1}
