@@ -532,3 +532,21 @@ func TestWS_incompleteFrame(t *testing.T) {
 	}
 	expectClose(t, r, c, 1008)
 }
+
+// TestWS_replyHeadersInPlace: an inline reply is written behind a frame
+// header reserved from the loop's last reply length and moved only when
+// its length needs another header size (2, 4 or 10 bytes): replies that
+// grow and shrink across the 125/126 and 65535/65536 boundaries all
+// frame right.
+func TestWS_replyHeadersInPlace(t *testing.T) {
+	_, tcp, _ := startEngine(t, nil)
+	c := dialWS(t, tcp, nil)
+	const overhead = len(`{"jsonrpc":"2.0","result":[""],"id":1}`)
+	for _, n := range []int{1, 125, 126, 1, 65535, 65536, 70000, 125, 65536, 2, 126} {
+		s := strings.Repeat("y", max(0, n-overhead)) // a reply of n bytes, or the smallest
+		got := wsCall(t, c, `{"jsonrpc":"2.0","method":"echo","params":["`+s+`"],"id":1}`)
+		if want := `{"jsonrpc":"2.0","result":["` + s + `"],"id":1}`; string(got) != want {
+			t.Fatalf("reply of %d bytes: got %d bytes %.40q…", len(want), len(got), got)
+		}
+	}
+}
