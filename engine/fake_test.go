@@ -7,7 +7,6 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
-	"github.com/jetrpc/jetrpc/pool"
 	"github.com/panjf2000/gnet/v2"
 )
 
@@ -70,10 +69,9 @@ func TestTrap_wakeOncePerBurst(t *testing.T) {
 	cs.use(newStreamCodec())
 	finishOne := func(id int) {
 		j := newJob(cs)
-		j.out = pool.Responses.Get()
-		j.out.B = append(j.out.B, `{"jsonrpc":"2.0","result":1,"id":`...)
-		j.out.B = strconv.AppendInt(j.out.B, int64(id), 10)
-		j.out.B = append(j.out.B, '}')
+		j.out = append(j.out[:0], `{"jsonrpc":"2.0","result":1,"id":`...)
+		j.out = strconv.AppendInt(j.out, int64(id), 10)
+		j.out = append(j.out, '}')
 		cs.work.inflight++
 		cs.finish(j)
 	}

@@ -221,8 +221,7 @@ func (h *httpCodec) emit(c *conn, out []byte, mark int) []byte {
 		return out
 	}
 	j := newJob(c)
-	j.out = pool.Responses.Get()
-	j.out.B = append(j.out.B, out[mark:]...)
+	j.out = append(j.out[:0], out[mark:]...)
 	j.tag = tagFramed
 	h.held = append(h.held, heldReply{j: j, ready: true})
 	return out[:mark]
@@ -247,14 +246,14 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 		h.held[h.first] = heldReply{}
 		h.first++
 		if j.tag&tagFramed != 0 {
-			out = append(out, j.out.B...)
+			out = append(out, j.out...)
 		} else {
 			minor := 0
 			if j.tag&tagHTTP11 != 0 {
 				minor = 1
 			}
 			keep := j.tag&tagKeepAlive != 0 && !c.e.draining.Load()
-			out = appendReply(out, j.out.B, keep, minor)
+			out = appendReply(out, j.out, keep, minor)
 		}
 		j.release()
 	}

@@ -107,8 +107,8 @@ func (s *streamCodec) need() int { return 0 }
 func (s *streamCodec) blocked(*conn) bool { return false }
 
 func (s *streamCodec) reply(_ *conn, out []byte, j *job) []byte {
-	if len(j.out.B) > 0 {
-		out = append(out, j.out.B...)
+	if len(j.out) > 0 {
+		out = append(out, j.out...)
 		out = append(out, '\n')
 	}
 	j.release()

@@ -19,6 +19,8 @@ import (
 	"github.com/jetrpc/jetrpc/pool"
 )
 
+var _ pool.Task = (*job)(nil)
+
 // workState counts a connection's messages on workers. Event loop only.
 type workState struct {
 	inflight int      // messages on workers, or answered but not yet handed to the codec
@@ -54,7 +56,7 @@ func (w *workState) finished(seq uint64) {
 type job struct {
 	c    *conn
 	p    handler.Pending // the message and its parse
-	out  *pool.Buffer    // its reply (the body; a codec may keep a framed reply here)
+	out  []byte          // its reply (the body; a codec may keep a framed reply here); kept with the job in its pool
 	seq  uint64
 	tag  uint8 // what the codec needs to frame the reply (HTTP: keep-alive, version); codec-defined, set before the job runs
 	next *job  // in the mailbox's done list
@@ -69,15 +71,20 @@ func newJob(c *conn) *job {
 	return j
 }
 
-// release returns j and its buffers to their pools.
+// maxJobReply: a job keeps a reply buffer up to this size for its next
+// use; a larger one is dropped.
+const maxJobReply = 64 << 10
+
+// release returns j to its pool.
 func (j *job) release() {
 	if !j.p.Empty() {
 		_ = j.p.Busy(nil) // never run: its message and parse go back
 	}
-	if j.out != nil {
-		pool.Responses.Put(j.out)
+	out := j.out[:0]
+	if cap(out) > maxJobReply {
+		out = nil
 	}
-	*j = job{}
+	*j = job{out: out}
 	jobs.Put(j)
 }
 
@@ -114,8 +121,7 @@ func (c *conn) run(out, msg []byte, tag uint8) (o []byte, j *job, oc handler.Out
 // Run executes the job on a worker and hands the reply back to the
 // connection's loop.
 func (j *job) Run() {
-	j.out = pool.Responses.Get()
-	j.out.B = j.p.Run(j.c.ctx, j.out.B)
+	j.out = j.p.Run(j.c.ctx, j.out[:0])
 	j.c.finish(j)
 }
 

@@ -236,8 +236,8 @@ func (w *wsCodec) need() int { return w.want }
 func (w *wsCodec) blocked(*conn) bool { return false }
 
 func (w *wsCodec) reply(_ *conn, out []byte, j *job) []byte {
-	if len(j.out.B) > 0 && !w.closed {
-		out = appendWSFrame(out, ws.OpText, j.out.B)
+	if len(j.out) > 0 && !w.closed {
+		out = appendWSFrame(out, ws.OpText, j.out)
 	}
 	j.release()
 	return out

@@ -43,6 +43,7 @@ type state struct {
 	elems   []element        // batch elements
 	segs    []segment        // batch segments
 	single  *method          // the method of a single request that was deferred
+	kept    []byte           // the copy of a deferred message (Pending); spans point into it
 	lastT   *Table           // the table of the last lookup
 	lastM   *method          // the method found by the last lookup
 	wg      sync.WaitGroup   // batch segments on workers
@@ -108,6 +109,10 @@ func putState(st *state) {
 	if cap(st.enc) > maxScratch {
 		st.enc = nil
 	}
+	st.kept = st.kept[:0]
+	if cap(st.kept) > maxScratch {
+		st.kept = nil
+	}
 	states.Put(st)
 }
 
@@ -164,26 +169,24 @@ func (t *Table) DispatchInline(ctx context.Context, dst, msg []byte, later *Pend
 // one of the copies may be used (a transport moves it from a scratch
 // variable into the job that runs it).
 type Pending struct {
-	t   *Table
-	st  *state       // the parse, its spans rebased into msg
-	msg *pool.Buffer // the message, copied
+	t  *Table
+	st *state // the parse, its spans rebased onto st.kept, a copy of the message
 }
 
 // Empty reports whether d holds no message.
 func (d *Pending) Empty() bool { return d.st == nil }
 
-// keep fills d with st, whose message is msg: msg is copied into a pooled
-// buffer and the parse's spans are moved there.
+// keep fills d with st, whose message is msg: msg is copied into the
+// state's own buffer and the parse's spans are moved there.
 func (d *Pending) keep(t *Table, st *state, msg []byte) {
-	b := pool.Requests.Get()
-	b.B = append(b.B, msg...)
-	st.msg.Rebase(msg, b.B)
+	st.kept = append(st.kept[:0], msg...)
+	st.msg.Rebase(msg, st.kept)
 	for i := range st.elems {
-		st.elems[i].req.Rebase(msg, b.B)
+		st.elems[i].req.Rebase(msg, st.kept)
 	}
 	clear(st.reqs) // copied into elems: nothing may point into msg
 	st.reqs = st.reqs[:0]
-	*d = Pending{t: t, st: st, msg: b}
+	*d = Pending{t: t, st: st}
 }
 
 // Run runs the message and appends its reply to dst, as Dispatch would:
@@ -235,10 +238,9 @@ func (d *Pending) Busy(dst []byte) []byte {
 	return closeArray(dst, open)
 }
 
-// release returns d's state and buffer to their pools.
+// release returns d's state, and the copy it holds, to their pool.
 func (d *Pending) release() {
 	putState(d.st)
-	pool.Requests.Put(d.msg)
 	*d = Pending{}
 }
 
