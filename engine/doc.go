@@ -1,6 +1,7 @@
 // Package engine serves a handler.Table over TCP and Unix sockets from
-// gnet event loops: HTTP/1.1 and raw JSON streams on every listener, with
-// no goroutine per connection and no allocation per request.
+// gnet event loops: HTTP/1.1, WebSocket and raw JSON streams on every
+// listener, with no goroutine per connection and no allocation per
+// request.
 //
 // # Overview
 //
@@ -9,15 +10,19 @@
 //	e := engine.New(t, engine.WithAddrs("tcp://127.0.0.1:8080", "unix:///run/rpc.sock"))
 //	if err := e.Run(ctx); err != nil { ... } // serves until ctx is done, then stops gracefully
 //
-// Each connection's protocol is sniffed from its first byte: a letter
-// starts an HTTP/1.1 request, anything else a stream of JSON values
-// (newline-delimited JSON, or values separated by any whitespace). Over
-// HTTP a request is a POST whose body is one message; the reply is 200
-// application/json, or 204 when there is nothing to reply; keep-alive,
-// pipelining (replies in request order), chunked bodies and Expect:
-// 100-continue work; GET of the health path answers 200; an HTTP/1.1
-// request needs exactly one Host header (400 otherwise). Over a stream
-// each reply is followed by "\n" and replies may come in any order.
+// Each connection's protocol is sniffed from its first byte: an
+// upper-case letter (an HTTP method) starts an HTTP/1.1 request, anything
+// else a stream of JSON values (newline-delimited JSON, or values
+// separated by any whitespace), so that every stream input — even a bare
+// true or null — gets a JSON-RPC answer. Over HTTP a request is a POST
+// whose body is one message (Content-Type as handler.AcceptableContentType
+// says, 415 otherwise); the reply is 200 application/json, or 204 when
+// there is nothing to reply; keep-alive, pipelining, chunked bodies and
+// Expect: 100-continue work; GET of the health path answers 200
+// (handler.IsHealthCheck); an HTTP/1.1 request needs exactly one Host
+// header (400 otherwise). Chunk extensions and trailers count against
+// MaxHeaderSize in all (413, 431). Over a stream each reply is followed by
+// "\n" and replies may come in any order.
 //
 // A client may half-close its side after its last request (shutdown
 // SHUT_WR, as nc -N and socat do) and still read every reply: gnet closes
@@ -32,8 +37,9 @@
 // A GET with "Upgrade: websocket" on Options.WSPath (default "/") becomes
 // a WebSocket (RFC 6455; the handshake is github.com/gobwas/ws's, the
 // origin checked against Options.WSOrigins). Each text or binary message
-// is one JSON-RPC message or batch, answered with a message of the same
-// type; replies may come in any order. Fragmented messages, ping/pong and
+// is one JSON-RPC message or batch; every reply and every server message
+// is a text message (JSON is UTF-8, and a browser hands a binary message
+// to onmessage as a Blob); replies may come in any order. Fragmented messages, ping/pong and
 // the close handshake work; unmasked frames, RSV bits, bad control frames
 // and continuation errors close with 1002, text that is not UTF-8 with
 // 1007, a message over MaxMessageSize with 1009 as soon as its frame
@@ -55,32 +61,44 @@
 // connection's context is done when it closes, or when a WebSocket's close
 // frame has gone out, ending its subscriptions; Send then returns
 // handler.ErrConnClosed. A server message queued while a request runs is
-// written before the replies to the requests after it. A message that is
-// not UTF-8 goes out over a WebSocket as a binary frame.
+// written before the replies to the requests after it. Over a WebSocket,
+// Send refuses a message that is not valid UTF-8 (handler.ErrNotUTF8).
 //
 // # Terminology
 //
 // A message is one JSON-RPC request or batch. A method is inline or
 // blocking (see handler.Inline). The event loops are gnet's; the workers
-// are a pool.Workers of the engine.
+// are a pool.Workers of the engine, never the table's own (New panics).
+// Inside, a connection is a core (buffers, back-pressure, timers, work on
+// workers, push queue, closing) and a codec, the protocol: HTTP/1.1, a
+// stream, or WebSocket, which an HTTP upgrade switches to. The HTTP/1.1
+// wire format is package engine/http1's, shared with jetrpc bench.
 //
 // # Concurrency
 //
 // Inline methods run on the event loop that read the message: the fastest
 // path, with no allocation. A message that needs a blocking method, or a
-// batch that runs in parallel, is copied and run on a worker, so that it
-// never holds up the loop's other connections; its reply comes back to the
-// loop. A stream connection goes on reading while its messages run on
-// workers (up to MaxInFlight); an HTTP connection waits, since HTTP/1.1
-// replies go out in request order. When the worker queue is full a message
-// is answered -32000 "Server busy" at once.
+// batch that runs in parallel, is handed to a worker with the parse the
+// loop made (handler.DispatchInline and handler.Pending: it is parsed
+// once), so that it never holds up the loop's other connections; its
+// reply comes back to the loop, one Wake per burst of replies. Every
+// connection goes on reading while its messages run on workers, up to
+// MaxInFlight at once: over a stream or a WebSocket replies go out as
+// they are ready; over HTTP they go out in request order, each held until
+// those before it are out (MaxInFlight also bounds the replies held).
+// When the worker queue is full a message is answered -32000 "Server busy"
+// at once.
 //
 // # Buffer lifetimes
 //
 // A message is served from gnet's input buffer in place and released when
-// served; a message run on a worker is first copied into a pooled buffer.
-// Replies are appended to a per-loop buffer and written with one Write per
-// read; gnet copies what the socket does not take at once.
+// served; a message run on a worker is first copied (into the pooled state
+// of its handler.Pending). Replies are appended to a per-loop buffer and
+// written with one Write per read; an inline reply is written in place
+// behind a head (HTTP) or frame header (WebSocket) reserved for it, and
+// moves only when its length needs another number of digits or another
+// header size than the loop's last reply. gnet copies what the socket does
+// not take at once.
 //
 // # Limits
 //
@@ -104,7 +122,15 @@
 //
 // Start listens and serves in the background; Addrs tells the bound
 // addresses (port 0 works); a unix:// socket file is replaced only when
-// nobody listens on it. Stop stops accepting, lets the requests already
+// nobody listens on it. Run is Start, then Stop once its context is done,
+// waiting at most Options.StopTimeout (DefaultStopTimeout); it returns
+// nil after a clean stop:
+//
+//	if err := e.Run(ctx); err != nil {
+//		log.Fatal(err)
+//	}
+//
+// Stop stops accepting, lets the requests already
 // received finish and their replies reach the wire (an HTTP reply then
 // says Connection: close), then closes; when its context ends first it
 // returns without waiting for handlers that ignore their cancelled
