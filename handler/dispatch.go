@@ -198,7 +198,7 @@ func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 	defer d.release()
 	defer t.recoverDispatch(&out, dst)
 	if st.msg.Kind == parser.KindSingle {
-		return st.single.impl.invoke(st, ctx, dst)
+		return st.single.impl.invoke(ctx, st, dst)
 	}
 	return t.parallel(ctx, st, dst)
 }
@@ -307,7 +307,7 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 		st.single = m
 		return dst, false
 	}
-	return m.impl.invoke(st, ctx, dst), true
+	return m.impl.invoke(ctx, st, dst), true
 }
 
 func notFound(dst []byte, r *parser.Request) []byte {
@@ -326,7 +326,7 @@ func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) 
 	case e.m == nil:
 		return notFound(dst, &e.req)
 	}
-	return e.m.impl.invoke(st, ctx, dst)
+	return e.m.impl.invoke(ctx, st, dst)
 }
 
 // runElems runs elements in order, appending their replies separated by

@@ -183,7 +183,7 @@ type method struct {
 // invoker runs one call. invoke reads the request from st.req, and
 // appends the reply (nothing for a notification) to dst.
 type invoker interface {
-	invoke(st *state, ctx context.Context, dst []byte) []byte
+	invoke(ctx context.Context, st *state, dst []byte) []byte
 }
 
 // typed is a method compiled for its params type P and result type R.
@@ -197,7 +197,7 @@ type typed[P, R any] struct {
 	table *Table
 }
 
-func (m *typed[P, R]) invoke(st *state, ctx context.Context, dst []byte) []byte {
+func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte {
 	req := st.req
 	var (
 		r     R

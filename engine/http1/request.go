@@ -161,7 +161,7 @@ func parseLines(b []byte, r *Request) int {
 	case "HTTP/1.0":
 		r.Minor = 0
 	default:
-		if len(rest) == 8 && string(rest[:5]) == "HTTP/" && isDigit(rest[5]) && rest[6] == '.' && isDigit(rest[7]) {
+		if len(rest) == 8 && string(rest[:5]) == "HTTP/" && unhex[rest[5]] < 10 && rest[6] == '.' && unhex[rest[7]] < 10 {
 			return StatusVersionNotSupported
 		}
 		return StatusBadRequest
@@ -287,7 +287,7 @@ func parseLength(v []byte) (int64, bool) {
 	}
 	var n int64
 	for _, c := range v {
-		if !isDigit(c) {
+		if unhex[c] >= 10 { // not a decimal digit
 			return 0, false
 		}
 		n = n*10 + int64(c-'0')

@@ -157,7 +157,7 @@ func (rr *ResponseReader) parseHead(head []byte, maxBody int64) error {
 		return ErrStatusLine
 	}
 	for _, c := range line[9:12] {
-		if !isDigit(c) {
+		if unhex[c] >= 10 { // not a decimal digit
 			return ErrStatusLine
 		}
 		rr.status = rr.status*10 + int(c-'0')

@@ -96,9 +96,8 @@ var fieldChar = func() (t [256]bool) {
 	return t
 }()
 
-func isDigit(c byte) bool { return c-'0' < 10 }
-
-// unhex maps a hex digit to its value and every other byte to 0xff.
+// unhex maps a hex digit to its value and every other byte to 0xff: the
+// decimal digits are the bytes it maps below 10.
 var unhex = func() (t [256]byte) {
 	for c := range 256 {
 		t[c] = 0xff
