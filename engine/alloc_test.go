@@ -16,10 +16,10 @@ import (
 	"github.com/panjf2000/gnet/v2"
 )
 
-// TestServe_zeroAllocs drives the HTTP and the stream paths with bytes:
+// TestConn_zeroAllocs drives the HTTP and the stream paths with bytes:
 // in steady state a request to an inline method allocates nothing, from
 // the bytes read to the reply written.
-func TestServe_zeroAllocs(t *testing.T) {
+func TestConn_zeroAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
@@ -75,11 +75,11 @@ func hexOf(n int) string {
 	return string(b[:])
 }
 
-// TestOffload_zeroAllocs: a message for a blocking method goes to a
+// TestWork_zeroAllocs: a message for a blocking method goes to a
 // worker and its reply comes back through the connection's done queue
 // without allocating (the fake connection's Wake is free; gnet's costs
 // two allocations per burst of replies, not per reply).
-func TestOffload_zeroAllocs(t *testing.T) {
+func TestWork_zeroAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}

@@ -5,9 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
@@ -56,4 +60,27 @@ func ExampleNew() {
 	// 200 {"jsonrpc":"2.0","result":3,"id":1}
 	// {"jsonrpc":"2.0","result":42,"id":"a"}
 	// <nil>
+}
+
+// The usual main: serve until SIGINT or SIGTERM, then stop gracefully,
+// waiting at most the stop timeout for the requests in flight. Run
+// returns nil after a clean stop, so the program exits 0 on SIGTERM.
+func ExampleEngine_Run() {
+	t := handler.NewTable()
+	handler.Register(t, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	e := engine.New(t, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithStopTimeout(5*time.Second))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		for e.Addrs() == nil { // started
+			time.Sleep(time.Millisecond)
+		}
+		stop() // here, as if a SIGTERM came
+	}()
+	if err := e.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("stopped cleanly")
+	// Output: stopped cleanly
 }

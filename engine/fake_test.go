@@ -62,9 +62,9 @@ func (c *conn) resetCodec() {
 	}
 }
 
-// TestTrap_wakeOncePerBurst: workers hand replies back with one Wake per
+// TestMailbox_wakeOncePerBurst: workers hand replies back with one Wake per
 // burst, not one AsyncWrite (3 allocations in gnet) per reply.
-func TestTrap_wakeOncePerBurst(t *testing.T) {
+func TestMailbox_wakeOncePerBurst(t *testing.T) {
 	cs, fc := newFakeConn(t)
 	cs.use(newStreamCodec())
 	finishOne := func(id int) {

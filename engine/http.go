@@ -34,6 +34,7 @@ type httpCodec struct {
 	want    int          // the size of a Content-Length body still arriving
 	held    []heldReply  // replies held for order, oldest first, from held[first]
 	first   int
+	upgrade bool // a WebSocket upgrade waits for the replies held before it
 }
 
 // heldReply is a place in the order of an HTTP connection's replies: a
@@ -73,7 +74,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 				return c.closeAfterFlush(out, closeProtocol), len(in), nil
 			}
 			if isWSUpgrade(c, r) {
-				if h.pending() {
+				if h.upgrade = h.pending(); h.upgrade {
 					return out, off, nil // the replies to earlier requests go first
 				}
 				var next codec
@@ -229,8 +230,11 @@ func (h *httpCodec) emit(c *conn, out []byte, mark int) []byte {
 
 func (h *httpCodec) need() int { return h.want }
 
-// blocked: a connection holds at most MaxInFlight replies for order.
-func (h *httpCodec) blocked(c *conn) bool { return len(h.held)-h.first >= c.e.opts.MaxInFlight }
+// blocked: a connection holds at most MaxInFlight replies for order, and
+// reads nothing past an upgrade until the replies before it are out.
+func (h *httpCodec) blocked(c *conn) bool {
+	return len(h.held)-h.first >= c.e.opts.MaxInFlight || h.upgrade && h.pending()
+}
 
 // reply marks a job's reply ready and sends every ready reply at the head
 // of the held ones.

@@ -1,9 +1,15 @@
 package engine_test
 
+// Tests of server pushes (push.go): subscriptions over each transport,
+// their order against replies, the end of a connection, and slow
+// consumers.
+
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -197,6 +203,71 @@ func TestPush_orderAfterReply(t *testing.T) {
 	}
 }
 
+// blockingResult is a notification result whose encoding (done under the
+// subscription's lock) waits for release.
+type blockingResult struct {
+	inside  chan struct{}
+	release chan struct{}
+}
+
+func (b blockingResult) AppendJSON(dst []byte) ([]byte, error) {
+	close(b.inside)
+	<-b.release
+	return append(dst, `"late"`...), nil
+}
+
+// TestPush_notificationBeforeLaterReply: a notification queued while
+// an unsubscribe runs goes out before the reply to a later request of the
+// same read.
+//
+// It went out after that reply: pushes were only written at the start of the next pass (found in a review).
+func TestPush_notificationBeforeLaterReply(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	subs := make(chan *handler.Subscription, 1)
+	handler.RegisterSubscription(tab, "t", func(_ context.Context, _ []int, s *handler.Subscription) error {
+		subs <- s
+		return nil
+	})
+	_, tcp, _ := startEngine(t, tab)
+	c, r := rawWS(t, tcp)
+	if _, err := c.Write(frame(true, 1, []byte(`{"jsonrpc":"2.0","method":"t_subscribe","params":[],"id":1}`), true)); err != nil {
+		t.Fatal(err)
+	}
+	_, p, err := readFrame(r, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct{ Result string }
+	if err := json.Unmarshal(p, &rep); err != nil {
+		t.Fatal(err)
+	}
+	sub := <-subs
+	b := blockingResult{make(chan struct{}), make(chan struct{})}
+	go func() { _ = sub.Notify(b) }()
+	<-b.inside // the notifier holds the subscription's lock
+	// The unsubscribe, then a later request, in one write.
+	var w []byte
+	w = append(w, frame(true, 1, []byte(`{"jsonrpc":"2.0","method":"t_unsubscribe","params":["`+rep.Result+`"],"id":2}`), true)...)
+	w = append(w, frame(true, 1, []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":3}`), true)...)
+	if _, err := c.Write(w); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the loop waits in the unsubscribe for the lock
+	close(b.release)
+	var got []note
+	for range 3 {
+		_, p, err := readFrame(r, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, decodeNote(t, p))
+	}
+	if string(got[0].ID) != "2" || got[1].Method != "t_subscription" || string(got[2].ID) != "3" {
+		t.Fatalf("want the unsubscribe reply, the late notification, then the later reply: %+v", got)
+	}
+}
+
 // TestPush_slowSubscriber: one subscriber stops reading while the server
 // floods it; it is disconnected, the server's heap stays bounded, and
 // another subscriber goes on receiving all along.
@@ -267,4 +338,51 @@ func TestPush_slowSubscriber(t *testing.T) {
 	}
 	t.Logf("live heap grew by at most %d KiB; the good client got %d notifications; the flood was refused %d times",
 		(int64(maxHeap)-int64(base))>>10, got, refused.Load())
+}
+
+// TestPush_slowConsumerDuringClose: Send hitting the slow-consumer limit
+// while its connection closes fails cleanly (ErrSlowConsumer or
+// ErrConnClosed), without a data race.
+//
+// Send's slow-consumer branch read the gnet connection's address off the loop as the loop released it (found in a review).
+func TestPush_slowConsumerDuringClose(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	conns := make(chan handler.Conn, 1)
+	handler.Register(tab, "hold", func(ctx context.Context, _ []int) (int, error) {
+		conns <- handler.ConnFrom(ctx)
+		<-ctx.Done()
+		return 0, nil
+	})
+	_, tcp, _ := startEngine(t, tab, engine.WithMaxPushQueue(4096))
+	msg := []byte(`"` + strings.Repeat("x", 1000) + `"`)
+	for i := range 300 {
+		c, err := net.Dial("tcp", tcp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write([]byte(`{"jsonrpc":"2.0","method":"hold","params":[],"id":1}` + "\n"))
+		hc := <-conns
+		for range 3 {
+			if err := hc.Send(msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				if err := hc.Send(msg); err != nil {
+					if !errors.Is(err, handler.ErrSlowConsumer) && !errors.Is(err, handler.ErrConnClosed) {
+						t.Error(err)
+					}
+					return
+				}
+			}
+		}()
+		if i%2 == 0 {
+			time.Sleep(time.Duration(i%7) * time.Microsecond)
+		}
+		c.Close()
+		<-done
+	}
 }

@@ -1,15 +1,15 @@
 package engine_test
 
+// Tests of the WebSocket codec (ws.go) over loopback sockets, with
+// gorilla/websocket and with frames written by hand.
+
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -22,68 +22,6 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 )
-
-// dialWS opens a WebSocket with gorilla/websocket, a client the engine
-// does not share code with.
-func dialWS(t testing.TB, addr string, d *websocket.Dialer) *websocket.Conn {
-	t.Helper()
-	if d == nil {
-		d = &websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	}
-	c, resp, err := d.Dial("ws://"+addr+"/", nil)
-	if err != nil {
-		t.Fatalf("dial: %v (%v)", err, resp)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func wsCall(t testing.TB, c *websocket.Conn, msg string) []byte {
-	t.Helper()
-	if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
-		t.Fatal(err)
-	}
-	return wsRead(t, c)
-}
-
-func wsRead(t testing.TB, c *websocket.Conn) []byte {
-	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	_, b, err := c.ReadMessage()
-	if err != nil {
-		t.Fatalf("reading: %v", err)
-	}
-	return b
-}
-
-// TestVectors_WS runs every spec vector over WebSocket; a vector that
-// must get no reply is followed by a sentinel whose reply must come next.
-func TestVectors_WS(t *testing.T) {
-	_, tcp, _ := startEngine(t, nil)
-	c := dialWS(t, tcp, nil)
-	for _, v := range vectors(t) {
-		t.Run(v.File+"/"+v.Name, func(t *testing.T) {
-			// A text message must be UTF-8 (TestWS_protocolErrors): the
-			// vectors that are not go as binary messages.
-			typ := websocket.TextMessage
-			if !utf8.Valid(v.Request) {
-				typ = websocket.BinaryMessage
-			}
-			if err := c.WriteMessage(typ, v.Request); err != nil {
-				t.Fatal(err)
-			}
-			if v.Response == nil {
-				if got := wsCall(t, c, sentinel); !bytes.Contains(got, []byte(`"sentinel"`)) {
-					t.Fatalf("want no reply, got %s", got)
-				}
-				return
-			}
-			if err := demo.SameReply(wsRead(t, c), v.Response); err != nil {
-				t.Fatalf("%s\n%v", v.Note, err)
-			}
-		})
-	}
-}
 
 // TestWS_fragmented: a message sent in many frames (gorilla's writer
 // flushes a frame each time its small buffer fills) is gathered; a
@@ -237,103 +175,62 @@ func TestWS_closeHandshake(t *testing.T) {
 	}
 }
 
-// rawWS handshakes by hand and returns the connection, for frames that
-// no library would send.
-func rawWS(t testing.TB, addr string) (net.Conn, *bufio.Reader) {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
+// TestWS_noPingAfterCloseFrame: no ping goes out after the close frame,
+// even with a job still in flight.
+//
+// A ping went out after the close frame while a job was still in flight (found in a review).
+func TestWS_noPingAfterCloseFrame(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	handler.Register(tab, "stubborn", func(context.Context, []int) (int, error) {
+		time.Sleep(2500 * time.Millisecond) // deaf to the cancelled context: stays in flight
+		return 0, nil
+	})
+	_, tcp, _ := startEngine(t, tab, engine.WithPingInterval(100*time.Millisecond))
+	c, r := rawWS(t, tcp)
+	var w []byte
+	w = append(w, frame(true, 1, []byte(`{"jsonrpc":"2.0","method":"stubborn","params":[],"id":1}`), true)...)
+	w = append(w, frame(true, 8, []byte{0x03, 0xe8}, true)...)
+	if _, err := c.Write(w); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(c)
-	resp, err := http.ReadResponse(r, nil)
-	if err != nil || resp.StatusCode != 101 || resp.Header.Get("Sec-WebSocket-Accept") != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" {
-		t.Fatalf("handshake: %v %+v", err, resp)
-	}
-	return c, r
-}
-
-// frame builds a client frame; masked with a fixed key when mask is set.
-func frame(fin bool, op byte, payload []byte, mask bool) []byte {
-	b := []byte{op}
-	if fin {
-		b[0] |= 0x80
-	}
-	var m byte
-	if mask {
-		m = 0x80
-	}
-	switch l := len(payload); {
-	case l < 126:
-		b = append(b, m|byte(l))
-	case l <= 0xffff:
-		b = append(b, m|126, byte(l>>8), byte(l))
-	default:
-		b = append(b, m|127)
-		b = binary.BigEndian.AppendUint64(b, uint64(l))
-	}
-	if !mask {
-		return append(b, payload...)
-	}
-	key := [4]byte{1, 2, 3, 4}
-	b = append(b, key[:]...)
-	for i, c := range payload {
-		b = append(b, c^key[i%4])
-	}
-	return b
-}
-
-// readFrame reads one server frame, which must be unmasked.
-func readFrame(r *bufio.Reader, c net.Conn) (op byte, payload []byte, err error) {
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var h [2]byte
-	if _, err = io.ReadFull(r, h[:]); err != nil {
-		return 0, nil, err
-	}
-	if h[1]&0x80 != 0 {
-		return 0, nil, fmt.Errorf("a masked server frame")
-	}
-	n := uint64(h[1] & 0x7f)
-	switch n {
-	case 126:
-		var x [2]byte
-		_, err = io.ReadFull(r, x[:])
-		n = uint64(binary.BigEndian.Uint16(x[:]))
-	case 127:
-		var x [8]byte
-		_, err = io.ReadFull(r, x[:])
-		n = binary.BigEndian.Uint64(x[:])
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	payload = make([]byte, n)
-	_, err = io.ReadFull(r, payload)
-	return h[0] & 0x0f, payload, err
-}
-
-// expectClose reads frames until a close frame and checks its code.
-func expectClose(t *testing.T, r *bufio.Reader, c net.Conn, code uint16) {
-	t.Helper()
+	var ops []byte
 	for {
-		op, p, err := readFrame(r, c)
+		op, _, err := readFrame(r, c)
 		if err != nil {
-			t.Fatalf("want close %d: %v", code, err)
+			break
 		}
-		if op != 0x8 {
-			continue
-		}
-		if len(p) < 2 || binary.BigEndian.Uint16(p) != code {
-			t.Fatalf("close frame %q, want code %d", p, code)
-		}
-		if !waitClosed(c, 10*time.Second) {
-			t.Fatal("connection left open after the close frame")
-		}
-		return
+		ops = append(ops, op)
+	}
+	if len(ops) != 1 || ops[0] != 0x8 {
+		t.Fatalf("want only the close frame, got opcodes %x", ops)
+	}
+}
+
+// TestWS_sendAfterCloseFrameFails: once a WebSocket's close frame is
+// out, Send fails with ErrConnClosed and the connection's context is done.
+//
+// Send returned nil on a WebSocket whose close frame had gone out, and the message was dropped (found in a review).
+func TestWS_sendAfterCloseFrameFails(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	conns := make(chan handler.Conn, 1)
+	handler.Register(tab, "hold", func(ctx context.Context, _ []int) (int, error) {
+		conns <- handler.ConnFrom(ctx)
+		time.Sleep(500 * time.Millisecond)
+		return 0, nil
+	})
+	_, tcp, _ := startEngine(t, tab)
+	c, r := rawWS(t, tcp)
+	_, _ = c.Write(frame(true, 1, []byte(`{"jsonrpc":"2.0","method":"hold","params":[],"id":1}`), true))
+	hc := <-conns
+	_, _ = c.Write(frame(true, 8, []byte{0x03, 0xe8}, true))
+	if op, _, err := readFrame(r, c); err != nil || op != 8 {
+		t.Fatalf("want close frame: %v %x", err, op)
+	}
+	if err := hc.Send([]byte(`{"jsonrpc":"2.0","method":"x"}`)); !errors.Is(err, handler.ErrConnClosed) {
+		t.Fatalf("Send after the close frame: %v", err)
+	}
+	if hc.Context().Err() == nil {
+		t.Fatal("the connection's context (and its subscriptions) outlived the close frame")
 	}
 }
 
