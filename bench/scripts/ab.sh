@@ -6,6 +6,10 @@
 #
 #   bench/scripts/ab.sh OLD_BIN NEW_BIN [ROUNDS] [SECONDS] [SCENARIO...]
 #
+# Rounds are interleaved: each round runs every scenario, old then new,
+# so that the drift of a shared machine spreads over both. At the end it
+# prints the medians and the ratios.
+#
 # Scenarios (default: all): http1 http16 tcp16 ws1, and the blocking class
 # against the inline class of the same work: http1-sleep0 http16-sleep0
 # tcp16-sleep0 (sleep {"ms":0}: blocking, returns at once; compare with
@@ -56,9 +60,42 @@ one() { # one BIN SCENARIO: prints "req/s cpu_us_per_req"
     'BEGIN { printf "%9.0f req/s %6.2f us/req %s\n", r/d, t/hz*1e6/r, (e == "\"errors\":{}" ? "" : e) }'
 }
 
-for s in "${scenarios[@]}"; do
-  for r in $(seq "$rounds"); do
-    printf "%-14s round %d  old %s\n" "$s" "$r" "$(one "$old" "$s")"
-    printf "%-14s round %d  new %s\n" "$s" "$r" "$(one "$new" "$s")"
+results=$(mktemp)
+for r in $(seq "$rounds"); do
+  for s in "${scenarios[@]}"; do
+    for which in old new; do
+      bin=$old; [ $which = new ] && bin=$new
+      line=$(one "$bin" "$s")
+      printf "%-14s round %d  %s %s\n" "$s" "$r" "$which" "$line"
+      echo "$s $which $line" >>"$results"
+    done
   done
 done
+
+# Medians, and the ratios new/old (throughput, CPU per request) and, for
+# each -sleep0 scenario, blocking/inline within each binary.
+echo
+echo "medians of $rounds rounds of ${secs}s:"
+awk '
+  { key = $1 " " $2; n[key]++; rps[key, n[key]] = $3; cpu[key, n[key]] = $5 }
+  function med(arr, key, k,   i, j, t, v) {
+    for (i = 1; i <= k; i++) v[i] = arr[key, i]
+    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+    return (k % 2) ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+  }
+  END {
+    printf "0 %-14s %10s %10s %7s   %8s %8s %7s\n", "scenario", "old req/s", "new req/s", "new/old", "old us", "new us", "new/old"
+    for (key in n) { split(key, p, " "); seen[p[1]] = 1 }
+    for (s in seen) {
+      o = s " old"; w = s " new"
+      R[s, "old"] = med(rps, o, n[o]); R[s, "new"] = med(rps, w, n[w])
+      C[s, "old"] = med(cpu, o, n[o]); C[s, "new"] = med(cpu, w, n[w])
+      printf "1 %-14s %10.0f %10.0f %7.2f   %8.2f %8.2f %7.2f\n", s, R[s, "old"], R[s, "new"], R[s, "new"] / R[s, "old"], C[s, "old"], C[s, "new"], C[s, "new"] / C[s, "old"]
+    }
+    for (s in seen) if (s ~ /-sleep0$/) {
+      i = s; sub(/-sleep0$/, "", i)
+      if ((i, "old") in R)
+        printf "2 blocking/inline %-7s old %.2f  new %.2f\n", i, R[s, "old"] / R[i, "old"], R[s, "new"] / R[i, "new"]
+    }
+  }' "$results" | sort | cut -c3-
+rm -f "$results"
