@@ -15,15 +15,18 @@ type codec interface {
 	// open is called once when the codec becomes the connection's.
 	open(c *conn)
 	// serve frames and runs the messages at the start of in, appending
-	// the replies to out while c.canRun(), and returns the extended out
+	// the replies to out while c.canRun() and it is not blocked, and
+	// returns the extended out
 	// and how many bytes of in it consumed (a partial message is left
 	// unconsumed, or gathered by the codec and consumed). After an
 	// upgrade it returns the codec that serves the rest, and the core
 	// calls it with what follows; otherwise next is nil.
 	serve(c *conn, in, out []byte) (o []byte, used int, next codec)
-	// need returns how many bytes must be buffered before serve can make
-	// progress (a message of known size is arriving), or 0.
-	need() int
+	// ready reports whether serve can make progress with the input
+	// buffered: not while the codec is blocked, nor while a message of
+	// known size is still arriving (then gnet's buffer is not even
+	// peeked). The core asks it once per read.
+	ready(c *conn) bool
 	// blocked reports whether the codec can start no message now, beyond
 	// the core's limits (HTTP: replies held for order at the limit).
 	blocked(c *conn) bool

@@ -132,7 +132,7 @@ func (c *conn) traffic() gnet.Action {
 	// buffering what arrives, so a client that keeps sending past one
 	// message and one head is closed: memory stays bounded.
 	c.paused = pending > e.opts.MaxPendingOutput
-	if (c.paused || !c.canRun()) && gc.InboundBuffered() > e.opts.MaxMessageSize+e.opts.MaxHeaderSize {
+	if gc.InboundBuffered() > e.opts.MaxMessageSize+e.opts.MaxHeaderSize && (c.paused || !c.canRead()) {
 		e.opts.Logger.Warn("jetrpc: client sent too much while its connection was held back: disconnected", "remote", c.remote())
 		return gnet.Close
 	}
@@ -143,13 +143,10 @@ func (c *conn) traffic() gnet.Action {
 // serve hands the buffered input to the codec, appending replies to out.
 func (c *conn) serve(out []byte) []byte {
 	gc := c.gc
-	if !c.canRun() {
-		return out // no message may start: leave the input in gnet's buffer (no Peek copy)
-	}
-	if c.codec != nil {
-		if n := c.codec.need(); n > 0 && gc.InboundBuffered() < n {
-			return out // a message of known size is still arriving: not worth a Peek
-		}
+	if !c.canRun() || c.codec != nil && !c.codec.ready(c) {
+		// No message may start, or one of known size is still arriving:
+		// leave the input in gnet's buffer (no Peek copy).
+		return out
 	}
 	in, _ := gc.Peek(-1)
 	if len(in) == 0 {
@@ -192,9 +189,17 @@ func (c *conn) use(k codec) {
 	k.open(c)
 }
 
-// canRun reports whether another message may start.
+// canRun reports whether another message may start, by the core's
+// limits; a codec adds its own (blocked). Kept inlinable: codecs call it
+// for every message.
 func (c *conn) canRun() bool {
-	return c.closing == notClosing && c.work.inflight < c.e.opts.MaxInFlight && (c.codec == nil || !c.codec.blocked(c))
+	return c.closing == notClosing && c.work.inflight < c.e.opts.MaxInFlight
+}
+
+// canRead reports whether the connection's input may be read now: a
+// message may start, and the codec is not blocked.
+func (c *conn) canRead() bool {
+	return c.canRun() && (c.codec == nil || !c.codec.blocked(c))
 }
 
 // closeAfterFlush sets the connection to close, for why, once its work in

@@ -76,7 +76,7 @@ func (c *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct{
 	stopping, giveUp := e.baseCtx.Done(), (<-chan time.Time)(nil)
 	for {
 		out = c.collect(out[:0]) // whatever the wake-once flag says: off the loop, finish signals wake instead
-		if rest != nil && off < len(rest.B) && c.closing == notClosing && c.canRun() {
+		if rest != nil && off < len(rest.B) && c.canRead() {
 			var used int
 			out, used, _ = c.codec.serve(c, rest.B[off:], out) // HTTP or a stream: no upgrade
 			off += used

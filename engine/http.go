@@ -61,7 +61,7 @@ func (h *httpCodec) open(*conn) {}
 func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 	e := c.e
 	off := 0
-	for off < len(in) && c.canRun() {
+	for off < len(in) && c.canRun() && !h.blocked(c) {
 		r := &h.req
 		if !h.inBody {
 			st := http1.ParseHead(in[off:], &h.scan, e.opts.MaxHeaderSize, r)
@@ -216,11 +216,16 @@ func (h *httpCodec) pending() bool { return h.first < len(h.held) }
 
 // emit makes out[mark:], a whole response, wait for the replies held
 // before it: it is moved into a held job. Without held replies it stays
-// where it is, on its way out.
+// where it is, on its way out. Kept inlinable.
 func (h *httpCodec) emit(c *conn, out []byte, mark int) []byte {
 	if !h.pending() {
 		return out
 	}
+	return h.holdFramed(c, out, mark)
+}
+
+// holdFramed moves out[mark:], a whole response, into a held job.
+func (h *httpCodec) holdFramed(c *conn, out []byte, mark int) []byte {
 	j := newJob(c)
 	j.out = append(j.out[:0], out[mark:]...)
 	j.tag = tagFramed
@@ -228,7 +233,9 @@ func (h *httpCodec) emit(c *conn, out []byte, mark int) []byte {
 	return out[:mark]
 }
 
-func (h *httpCodec) need() int { return h.want }
+func (h *httpCodec) ready(c *conn) bool {
+	return (h.want == 0 || c.gc.InboundBuffered() >= h.want) && !h.blocked(c)
+}
 
 // blocked: a connection holds at most MaxInFlight replies for order, and
 // reads nothing past an upgrade until the replies before it are out.

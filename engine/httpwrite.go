@@ -27,10 +27,17 @@ func updateDate(now time.Time) {
 	dateValue.Store(&b)
 }
 
+// Status lines of the replies every request may get, as constants: a
+// table lookup (http1.AppendStatusLine) is for the refusals.
+const (
+	statusLine200 = "HTTP/1.1 200 OK\r\n"
+	statusLine204 = "HTTP/1.1 204 No Content\r\n"
+)
+
 // appendHeadStart appends a status line and the headers every response
 // has.
-func appendHeadStart(dst []byte, status int, keepAlive bool, minor int) []byte {
-	dst = http1.AppendStatusLine(dst, status)
+func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int) []byte {
+	dst = append(dst, statusLine...)
 	dst = append(dst, "Server: jetrpc\r\nDate: "...)
 	dst = append(dst, *dateValue.Load()...)
 	dst = append(dst, "\r\n"...)
@@ -43,11 +50,22 @@ func appendHeadStart(dst []byte, status int, keepAlive bool, minor int) []byte {
 	return dst
 }
 
-// lengthDigits returns the number of decimal digits of n (1 for 0).
+// lengthDigits returns the number of decimal digits of n ≥ 0 (1 for 0).
 func lengthDigits(n int) int {
-	d := 1
-	for n >= 10 {
-		n /= 10
+	switch {
+	case n < 10:
+		return 1
+	case n < 100:
+		return 2
+	case n < 1000:
+		return 3
+	case n < 10000:
+		return 4
+	case n < 100000:
+		return 5
+	}
+	d := 6
+	for n /= 1000000; n > 0; n /= 10 {
 		d++
 	}
 	return d
@@ -57,7 +75,7 @@ func lengthDigits(n int) int {
 // with room for a Content-Length of digits digits; the body follows, and
 // finishReply fills the length in.
 func appendReplyHead(dst []byte, keepAlive bool, minor, digits int) []byte {
-	dst = appendHeadStart(dst, http1.StatusOK, keepAlive, minor)
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
 	dst = append(dst, "0000000000000000000"[:digits]...)
 	return append(dst, "\r\n\r\n"...)
@@ -71,19 +89,19 @@ func appendReplyHead(dst []byte, keepAlive bool, minor, digits int) []byte {
 func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int) []byte {
 	n := len(out) - start
 	if n == 0 {
-		out = appendHeadStart(out[:mark], http1.StatusNoContent, keepAlive, minor)
+		out = appendHeadStart(out[:mark], statusLine204, keepAlive, minor)
 		return append(out, "\r\n"...)
 	}
-	at := start - len("\r\n\r\n") // the length's last digit is at at-1
+	at := start - len("\r\n\r\n") // where the length ends
 	if d := lengthDigits(n); d != digits {
 		out = moveBody(out, at, at+d-digits) // the blank line and the body
 		at += d - digits
-		digits = d
 	}
-	for i := range digits {
-		out[at-1-i] = byte('0' + n%10)
-		n /= 10
+	for ; n >= 10; n /= 10 {
+		at--
+		out[at] = byte('0' + n%10)
 	}
+	out[at-1] = byte('0' + n)
 	return out
 }
 
@@ -91,10 +109,10 @@ func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int)
 // 204 No Content when body is empty.
 func appendReply(dst, body []byte, keepAlive bool, minor int) []byte {
 	if len(body) == 0 {
-		dst = appendHeadStart(dst, http1.StatusNoContent, keepAlive, minor)
+		dst = appendHeadStart(dst, statusLine204, keepAlive, minor)
 		return append(dst, "\r\n"...)
 	}
-	dst = appendHeadStart(dst, http1.StatusOK, keepAlive, minor)
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(len(body)), 10)
 	dst = append(dst, "\r\n\r\n"...)
@@ -103,7 +121,7 @@ func appendReply(dst, body []byte, keepAlive bool, minor int) []byte {
 
 // appendHealth answers the health check.
 func appendHealth(dst []byte, keepAlive bool, minor int) []byte {
-	dst = appendHeadStart(dst, http1.StatusOK, keepAlive, minor)
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(len(handler.HealthBody)), 10)
 	dst = append(dst, "\r\n\r\n"...)
@@ -114,7 +132,8 @@ func appendHealth(dst []byte, keepAlive bool, minor int) []byte {
 // (handler.HTTPErrorText, as net/http's adapter sends).
 func appendStatus(dst []byte, status int, keepAlive bool, minor int) []byte {
 	text := handler.HTTPErrorText(status)
-	dst = appendHeadStart(dst, status, keepAlive, minor)
+	dst = http1.AppendStatusLine(dst, status)
+	dst = appendHeadStart(dst, "", keepAlive, minor)
 	if status == http1.StatusMethodNotAllowed {
 		dst = append(dst, "Allow: POST\r\n"...)
 	}

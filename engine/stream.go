@@ -102,7 +102,7 @@ func (s *streamCodec) frame(c *conn, in, out []byte) ([]byte, int) {
 	return out, off
 }
 
-func (s *streamCodec) need() int { return 0 }
+func (s *streamCodec) ready(*conn) bool { return true }
 
 func (s *streamCodec) blocked(*conn) bool { return false }
 

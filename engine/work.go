@@ -97,25 +97,33 @@ func (j *job) release() {
 // must not touch it. Or no worker could take it, and its "Server busy"
 // answer was appended. msg is only read, and only until run returns.
 func (c *conn) run(out, msg []byte, tag uint8) (o []byte, j *job, oc handler.Outcome) {
-	ls := c.loop
-	out, oc = c.e.table.DispatchInline(c.ctx, out, msg, &ls.pending)
+	out, oc = c.e.table.DispatchInline(c.ctx, out, msg, &c.loop.pending)
 	if oc != handler.Deferred {
-		return out, nil, oc
+		return out, nil, oc // kept inlinable: this is every inline message's path
 	}
-	j = newJob(c)
-	j.p, ls.pending = ls.pending, handler.Pending{} // the job owns the message now
+	out, j = c.handOff(out, tag)
+	return out, j, oc
+}
+
+// handOff makes the message DispatchInline deferred (in the loop's
+// pending) a job and queues it on a worker, or answers it busy when the
+// pool is full (j is then nil).
+func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
+	ls := c.loop
+	j := newJob(c)
+	j.p = ls.pending.Take() // the job owns the message now; the loop keeps its scratch
 	j.tag = tag
 	j.seq = c.work.seq + 1
 	c.mail.submitted.Store(j.seq) // before the job can run: a push it causes waits for its reply
 	if !c.e.workers.TrySubmit(j) {
 		out = j.p.Busy(out)
 		j.release()
-		return out, nil, handler.Replied
+		return out, nil
 	}
 	c.work.seq = j.seq
 	c.work.running = append(c.work.running, j.seq)
 	c.work.inflight++
-	return out, j, oc
+	return out, j
 }
 
 // Run executes the job on a worker and hands the reply back to the

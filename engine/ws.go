@@ -231,7 +231,7 @@ func (w *wsCodec) close(c *conn, out []byte, code ws.StatusCode, reason string) 
 	return c.closeAfterFlush(out, closeProtocol)
 }
 
-func (w *wsCodec) need() int { return w.want }
+func (w *wsCodec) ready(c *conn) bool { return w.want == 0 || c.gc.InboundBuffered() >= w.want }
 
 func (w *wsCodec) blocked(*conn) bool { return false }
 

@@ -148,3 +148,41 @@ func TestPending_zeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestPending_takeKeepsScratch: an event loop passes one Pending to
+// every DispatchInline and Takes each deferred message out of it into a
+// job; the loop's Pending keeps its scratch memory, and neither the
+// inline calls nor the deferred ones (taken, then run) allocate.
+func TestPending_takeKeepsScratch(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	tab := handler.NewTable(handler.WithWorkers(pool.NewWorkers(2, 16)))
+	handler.Register(tab, "slowadd", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
+	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	ctx := context.Background()
+	inline := []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`)
+	deferred := []byte(`{"jsonrpc":"2.0","method":"slowadd","params":[3,4],"id":2}`)
+	var loop handler.Pending
+	buf := make([]byte, 0, 512)
+	step := func() {
+		var oc handler.Outcome
+		if buf, oc = tab.DispatchInline(ctx, buf[:0], inline, &loop); oc != handler.Replied || string(buf) != `{"jsonrpc":"2.0","result":3,"id":1}` {
+			t.Fatalf("inline: %v %s", oc, buf)
+		}
+		if buf, oc = tab.DispatchInline(ctx, buf[:0], deferred, &loop); oc != handler.Deferred || len(buf) != 0 {
+			t.Fatalf("deferred: %v %s", oc, buf)
+		}
+		job := loop.Take()
+		if !loop.Empty() || job.Empty() {
+			t.Fatalf("Take: loop empty %v, job empty %v", loop.Empty(), job.Empty())
+		}
+		if buf = job.Run(ctx, buf[:0]); string(buf) != `{"jsonrpc":"2.0","result":7,"id":2}` {
+			t.Fatalf("run: %s", buf)
+		}
+	}
+	step()
+	if got := testing.AllocsPerRun(200, step); got != 0 {
+		t.Errorf("%v allocs per inline and deferred pair, want 0", got)
+	}
+}

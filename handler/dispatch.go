@@ -70,13 +70,25 @@ var states = sync.Pool{New: func() any {
 
 func getState(t *Table) *state {
 	st := states.Get().(*state)
+	st.prepare(t)
+	return st
+}
+
+// prepare sets the parser options of t.
+func (st *state) prepare(t *Table) {
 	st.p.MaxDepth = t.opts.MaxDepth
 	st.p.RejectV1 = t.opts.RejectV1
-	return st
 }
 
 // putState drops every reference into the message and returns st.
 func putState(st *state) {
+	st.reset()
+	states.Put(st)
+}
+
+// reset drops every reference into the message and the scratch memory
+// grown too large.
+func (st *state) reset() {
 	st.req, st.single = nil, nil
 	st.msg.Request = parser.Request{}
 	if len(st.elems) > 0 {
@@ -113,7 +125,6 @@ func putState(st *state) {
 	if cap(st.kept) > maxScratch {
 		st.kept = nil
 	}
-	states.Put(st)
 }
 
 // Dispatch runs one message — a request or a batch — and appends its
@@ -166,11 +177,26 @@ func (t *Table) DispatchInline(ctx context.Context, dst, msg []byte, later *Pend
 // empty, ready for DispatchInline. Exactly one of Run and Busy must be
 // called on a filled Pending; it is empty again afterwards. A Pending is
 // a handle: a copy of a filled one refers to the same message, and only
-// one of the copies may be used (a transport moves it from a scratch
-// variable into the job that runs it).
+// one of the copies may be used: a transport takes it (Take) from the
+// scratch variable it passes to DispatchInline into the job that runs it.
+//
+// A Pending given to DispatchInline again and again — an event loop's —
+// also keeps the scratch memory of a dispatch between calls, sparing each
+// call a round trip to a pool. Such a Pending must not be used by two
+// goroutines at once.
 type Pending struct {
-	t  *Table
-	st *state // the parse, its spans rebased onto st.kept, a copy of the message
+	t     *Table
+	st    *state // the parse, its spans rebased onto st.kept, a copy of the message
+	spare *state // scratch memory for the next DispatchInline given this Pending
+}
+
+// Take moves the message p holds into a Pending of its own, to run or
+// answer busy, and leaves p empty, ready for the next DispatchInline with
+// the scratch memory it keeps.
+func (p *Pending) Take() Pending {
+	d := Pending{t: p.t, st: p.st}
+	p.t, p.st = nil, nil
+	return d
 }
 
 // Empty reports whether d holds no message.
@@ -186,7 +212,7 @@ func (d *Pending) keep(t *Table, st *state, msg []byte) {
 	}
 	clear(st.reqs) // copied into elems: nothing may point into msg
 	st.reqs = st.reqs[:0]
-	*d = Pending{t: t, st: st}
+	d.t, d.st = t, st
 }
 
 // Run runs the message and appends its reply to dst, as Dispatch would:
@@ -195,8 +221,12 @@ func (d *Pending) keep(t *Table, st *state, msg []byte) {
 // afterwards. Safe from any goroutine, one at a time.
 func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 	t, st := d.t, d.st
-	defer d.release()
-	defer t.recoverDispatch(&out, dst)
+	defer func() {
+		if v := recover(); v != nil {
+			out = t.dispatchPanicked(v, dst)
+		}
+		d.release()
+	}()
 	if st.msg.Kind == parser.KindSingle {
 		return st.single.impl.invoke(ctx, st, dst)
 	}
@@ -238,34 +268,39 @@ func (d *Pending) Busy(dst []byte) []byte {
 	return closeArray(dst, open)
 }
 
-// release returns d's state, and the copy it holds, to their pool.
+// release returns d's state, and the copy it holds, to their pool; d
+// keeps its scratch memory.
 func (d *Pending) release() {
 	putState(d.st)
-	*d = Pending{}
+	d.t, d.st = nil, nil
 }
 
-// recoverDispatch is the net under jetrpc's own code (methods' panics are
-// recovered per request): one bad message must not take the caller down.
-// Deferred in every entry point, it turns a panic into one -32603 reply
-// appended to dst.
-func (t *Table) recoverDispatch(out *[]byte, dst []byte) {
-	if v := recover(); v != nil {
-		t.opts.Logger.Error("jetrpc: dispatch failed", "panic", v, "stack", string(debug.Stack()))
-		*out = appendErrorReply(dst, nil, parser.Version2, CodeInternalError, "Internal error", "", nil)
-	}
+// dispatchPanicked is the net under jetrpc's own code (methods' panics
+// are recovered per request): one bad message must not take the caller
+// down. Every entry point recovers and calls it, which logs v and
+// appends one -32603 reply to dst.
+func (t *Table) dispatchPanicked(v any, dst []byte) []byte {
+	t.opts.Logger.Error("jetrpc: dispatch failed", "panic", v, "stack", string(debug.Stack()))
+	return appendErrorReply(dst, nil, parser.Version2, CodeInternalError, "Internal error", "", nil)
 }
 
 // dispatch runs msg, or with inlineOnly defers it to later when it needs
 // a worker.
 func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, later *Pending) (out []byte, oc Outcome) {
 	t.seal()
-	st := getState(t)
+	var st *state
+	if later != nil && later.spare != nil {
+		st, later.spare = later.spare, nil
+		st.prepare(t)
+	} else {
+		st = getState(t)
+	}
+	start := dst
 	defer func() {
-		if oc != Deferred || later == nil {
-			putState(st)
+		if v := recover(); v != nil { // st is left to the collector
+			out, oc = t.dispatchPanicked(v, start), Replied
 		}
 	}()
-	defer t.recoverDispatch(&out, dst)
 	m := &st.msg
 	// A batch's elements come from the pass that validates it, up to the
 	// batch limit (a longer batch is refused whole).
@@ -286,8 +321,15 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 	if !ok {
 		oc = Deferred
 		if later != nil {
-			later.keep(t, st, msg)
+			later.keep(t, st, msg) // st goes with the Pending
+			return dst, oc
 		}
+	}
+	if later != nil && later.spare == nil {
+		st.reset()
+		later.spare = st // kept for the next call with this Pending
+	} else {
+		putState(st)
 	}
 	return dst, oc
 }

@@ -56,7 +56,7 @@ var _ http.Handler = (*HTTPHandler)(nil)
 // parameters. It is the one rule of the engine and of HTTPHandler, on
 // bytes or a string, without allocating.
 func AcceptableContentType[T ~string | ~[]byte](v T) bool {
-	if len(v) == 0 {
+	if len(v) == 0 || string(v) == "application/json" { // the usual ones at once
 		return true
 	}
 	for i := 0; i < len(v); i++ {
@@ -71,8 +71,15 @@ func AcceptableContentType[T ~string | ~[]byte](v T) bool {
 	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
 		v = v[:len(v)-1]
 	}
-	var lower [len("application/jsonrequest")]byte
-	if len(v) > len(lower) {
+	var want string // the one type of v's length, lower-case
+	switch len(v) {
+	case len("application/json"):
+		want = "application/json"
+	case len("application/json-rpc"):
+		want = "application/json-rpc"
+	case len("application/jsonrequest"):
+		want = "application/jsonrequest"
+	default:
 		return false
 	}
 	for i := 0; i < len(v); i++ {
@@ -80,13 +87,11 @@ func AcceptableContentType[T ~string | ~[]byte](v T) bool {
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		lower[i] = c
+		if c != want[i] {
+			return false
+		}
 	}
-	switch string(lower[:len(v)]) {
-	case "application/json", "application/json-rpc", "application/jsonrequest":
-		return true
-	}
-	return false
+	return true
 }
 
 // IsHealthCheck reports whether an HTTP request — its method and its

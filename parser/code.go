@@ -5,7 +5,7 @@ import "strconv"
 // Code is a JSON-RPC error code: the one code type of jetrpc (package
 // handler aliases it as handler.Code). It is not an error itself; an
 // Error (a parser fault) or a handler.Error carries one.
-type Code int32
+type Code int
 
 // Codes reserved by the JSON-RPC 2.0 specification [std], and the
 // server codes jetrpc uses from the implementation-defined range
