@@ -110,6 +110,17 @@ func TestDispatch_zeroAllocsNumbersAndRaw(t *testing.T) {
 	}
 }
 
+// addTable serves add (inline) and slowadd (blocking) with a pool of its
+// own, both allocation-free methods.
+func addTable(t *testing.T) *handler.Table {
+	w := pool.NewWorkers(2, 16)
+	t.Cleanup(w.Close)
+	tab := handler.NewTable(handler.WithWorkers(w))
+	handler.Register(tab, "slowadd", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
+	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	return tab
+}
+
 // TestPending_zeroAllocs: a message deferred by DispatchInline, then run
 // (or answered busy) from its Pending — the path of every blocking method
 // on an event loop — allocates nothing in steady state.
@@ -117,9 +128,7 @@ func TestPending_zeroAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
-	tab := handler.NewTable(handler.WithWorkers(pool.NewWorkers(2, 16)))
-	handler.Register(tab, "slowadd", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
-	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	tab := addTable(t)
 	ctx := context.Background()
 	buf := make([]byte, 0, 4096)
 	for name, msg := range map[string]string{
@@ -157,9 +166,7 @@ func TestPending_takeKeepsScratch(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
-	tab := handler.NewTable(handler.WithWorkers(pool.NewWorkers(2, 16)))
-	handler.Register(tab, "slowadd", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
-	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	tab := addTable(t)
 	ctx := context.Background()
 	inline := []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`)
 	deferred := []byte(`{"jsonrpc":"2.0","method":"slowadd","params":[3,4],"id":2}`)
