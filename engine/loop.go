@@ -63,7 +63,7 @@ func (ev *events) OnTraffic(gc gnet.Conn) gnet.Action {
 // loop's goroutine, so it needs no lock.
 type loopState struct {
 	out     []byte          // replies of one OnTraffic, written with one Write
-	pending handler.Pending // a message DispatchInline deferred, until a job takes it
+	pending handler.Pending // given to every DispatchInline: a deferred message until a job Takes it, and the dispatch's scratch between calls
 	guess   replyGuess      // the size of the last inline reply, to reserve its head
 }
 
