@@ -32,52 +32,38 @@ func TestConsumeWS_longPing(t *testing.T) {
 // TestRun_webSocketFragmentsAndPings: fragmented replies with pings
 // between fragments are right.
 func TestRun_webSocketFragmentsAndPings(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	pongs := make(chan struct{}, 1000)
-	go func() {
+	addr := fakeServer(t, func(c net.Conn) {
+		if _, err := ws.Upgrade(c); err != nil {
+			return
+		}
 		for {
-			c, err := ln.Accept()
+			h, err := ws.ReadHeader(c)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				if _, err := ws.Upgrade(c); err != nil {
-					return
-				}
-				for {
-					h, err := ws.ReadHeader(c)
-					if err != nil {
-						return
-					}
-					p := make([]byte, h.Length)
-					if _, err := io.ReadFull(c, p); err != nil {
-						return
-					}
-					if h.Masked {
-						ws.Cipher(p, h.Mask, 0)
-					}
-					if h.OpCode == ws.OpPong {
-						pongs <- struct{}{}
-						continue
-					}
-					r := []byte(okReply(requestIDs(string(p))[0]))
-					ws.WriteHeader(c, ws.Header{Fin: false, OpCode: ws.OpText, Length: 3})
-					c.Write(r[:3])
-					wsutil.WriteServerMessage(c, ws.OpPing, []byte("hi"))
-					ws.WriteHeader(c, ws.Header{Fin: false, OpCode: ws.OpContinuation, Length: 5})
-					c.Write(r[3:8])
-					ws.WriteHeader(c, ws.Header{Fin: true, OpCode: ws.OpContinuation, Length: int64(len(r) - 8)})
-					c.Write(r[8:])
-				}
-			}()
+			p := make([]byte, h.Length)
+			if _, err := io.ReadFull(c, p); err != nil {
+				return
+			}
+			if h.Masked {
+				ws.Cipher(p, h.Mask, 0)
+			}
+			if h.OpCode == ws.OpPong {
+				pongs <- struct{}{}
+				continue
+			}
+			r := []byte(okReply(requestIDs(string(p))[0]))
+			ws.WriteHeader(c, ws.Header{Fin: false, OpCode: ws.OpText, Length: 3})
+			c.Write(r[:3])
+			wsutil.WriteServerMessage(c, ws.OpPing, []byte("hi"))
+			ws.WriteHeader(c, ws.Header{Fin: false, OpCode: ws.OpContinuation, Length: 5})
+			c.Write(r[3:8])
+			ws.WriteHeader(c, ws.Header{Fin: true, OpCode: ws.OpContinuation, Length: int64(len(r) - 8)})
+			c.Write(r[8:])
 		}
-	}()
-	res := mustRun(t, Config{Target: "ws://" + ln.Addr().String() + "/", Requests: 50, Timeout: time.Second})
+	})
+	res := mustRun(t, Config{Target: "ws://" + addr + "/", Requests: 50, Timeout: time.Second})
 	t.Logf("ws: requests %d errors %v pongs %d", res.Requests, res.Errors, len(pongs))
 	if res.TotalErrors() != 0 || res.Requests != 50 {
 		t.Fatalf("%+v", res)

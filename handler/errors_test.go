@@ -16,10 +16,6 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 )
 
-type appError struct{ code handler.Code }
-
-func (e appError) Error() string { return "wrapped app error" }
-
 func TestDispatch_errors(t *testing.T) {
 	tab := handler.NewTable(handler.WithLogger(quietLogger()))
 	handler.Register(tab, "rpcerr", func(context.Context, struct{}) (int, error) {

@@ -170,19 +170,6 @@ type typeErr struct {
 func (e *typeErr) Error() string { return "jetrpc: unsupported type " + e.t.String() + ": " + e.why }
 func (e *typeErr) Unwrap() error { return ErrBadType }
 
-// jsonName returns the JSON name of a struct field ("" if skipped).
-func jsonName(sf reflect.StructField) string {
-	tag := sf.Tag.Get("json")
-	if tag == "-" {
-		return ""
-	}
-	name, _, _ := strings.Cut(tag, ",")
-	if name == "" {
-		name = sf.Name
-	}
-	return name
-}
-
 // candidate is a struct field that may become a params field.
 type candidate struct {
 	field

@@ -12,9 +12,6 @@ import (
 	"github.com/jetrpc/jetrpc/parser"
 )
 
-// where returns "file:line" of its caller's caller, for table cases.
-func where() string { return caller(2) }
-
 // here returns "file:line" of its caller.
 func here() string { return caller(1) }
 

@@ -19,6 +19,13 @@ type decoded struct {
 // offsets (increasing), as a connection would: the bytes left unconsumed
 // stay at the start of the buffer, the next piece is appended.
 func decodePieces(body string, cuts []int, maxBody int64, maxOverhead int) decoded {
+	res, _ := feed(body, cuts, maxBody, maxOverhead)
+	return res
+}
+
+// feed is decodePieces that also returns how many bytes of body were
+// read when the decode ended.
+func feed(body string, cuts []int, maxBody int64, maxOverhead int) (decoded, int) {
 	var d http1.ChunkedDecoder
 	var out, buf []byte
 	var res decoded
@@ -39,16 +46,21 @@ func decodePieces(body string, cuts []int, maxBody int64, maxOverhead int) decod
 		}
 	}
 	res.out = string(out)
-	return res
+	return res, from
 }
 
-// decodeSteps feeds body in pieces of step bytes.
-func decodeSteps(body string, step int, maxBody int64, maxOverhead int) decoded {
+// stepCuts cuts body every step bytes.
+func stepCuts(body string, step int) []int {
 	var cuts []int
 	for off := step; off < len(body); off += step {
 		cuts = append(cuts, off)
 	}
-	return decodePieces(body, cuts, maxBody, maxOverhead)
+	return cuts
+}
+
+// decodeSteps feeds body in pieces of step bytes.
+func decodeSteps(body string, step int, maxBody int64, maxOverhead int) decoded {
+	return decodePieces(body, stepCuts(body, step), maxBody, maxOverhead)
 }
 
 type chunkCase struct {
@@ -198,7 +210,7 @@ func TestChunkedDecoder_extensionsBounded(t *testing.T) {
 		"16 MiB on the end": "10\r\n0123456789abcdef\r\n0;" + strings.Repeat("e", 16<<20) + "\r\n\r\n",
 	} {
 		for _, step := range []int{64 << 10, len(body)} {
-			got, read := decodeCounting(body, step, 1<<20, maxOverhead)
+			got, read := feed(body, stepCuts(body, step), 1<<20, maxOverhead)
 			if got.status != http1.StatusPayloadTooLarge {
 				t.Errorf("%s in pieces of %d: %+v, want 413", name, step, got)
 			}
@@ -219,7 +231,7 @@ func TestChunkedDecoder_trailersBounded(t *testing.T) {
 		"one field":   "10\r\n0123456789abcdef\r\n0\r\nX-Pad: " + strings.Repeat("v", 16<<20) + "\r\n\r\n",
 	} {
 		for _, step := range []int{64 << 10, len(body)} {
-			got, read := decodeCounting(body, step, 1<<20, maxOverhead)
+			got, read := feed(body, stepCuts(body, step), 1<<20, maxOverhead)
 			if got.status != http1.StatusHeaderTooLarge {
 				t.Errorf("%s in pieces of %d: %+v, want 431", name, step, got)
 			}
@@ -228,28 +240,6 @@ func TestChunkedDecoder_trailersBounded(t *testing.T) {
 			}
 		}
 	}
-}
-
-// decodeCounting is decodeSteps that also returns how many bytes of body
-// were read when the decode ended.
-func decodeCounting(body string, step int, maxBody int64, maxOverhead int) (decoded, int) {
-	var d http1.ChunkedDecoder
-	var out, buf []byte
-	var res decoded
-	off := 0
-	for off < len(body) {
-		buf = append(buf, body[off:min(off+step, len(body))]...)
-		off = min(off+step, len(body))
-		var n int
-		out, n, res.done, res.status = d.Decode(out, buf, maxBody, maxOverhead)
-		buf = buf[n:]
-		res.consumed += n
-		if res.done || res.status != 0 {
-			break
-		}
-	}
-	res.out = string(out)
-	return res, off
 }
 
 // TestChunkedDecoder_splitInvariant: a 60 KiB extension was accepted when
