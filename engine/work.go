@@ -75,11 +75,9 @@ func newJob(c *conn) *job {
 // use; a larger one is dropped.
 const maxJobReply = 64 << 10
 
-// release returns j to its pool.
+// release returns j to its pool. Its Pending was run or answered busy
+// (both empty it).
 func (j *job) release() {
-	if !j.p.Empty() {
-		_ = j.p.Busy(nil) // never run: its message and parse go back
-	}
 	out := j.out[:0]
 	if cap(out) > maxJobReply {
 		out = nil
@@ -99,7 +97,7 @@ func (j *job) release() {
 func (c *conn) run(out, msg []byte, tag uint8) (o []byte, j *job, oc handler.Outcome) {
 	out, oc = c.e.table.DispatchInline(c.ctx, out, msg, &c.loop.pending)
 	if oc != handler.Deferred {
-		return out, nil, oc // kept inlinable: this is every inline message's path
+		return out, nil, oc // every inline message
 	}
 	out, j = c.handOff(out, tag)
 	return out, j, oc
