@@ -10,6 +10,8 @@ package engine
 // event loop (or the goroutine of a connection finishing off its loop)
 // and must not block.
 
+import "github.com/jetrpc/jetrpc/handler"
+
 // codec is the protocol of a connection.
 type codec interface {
 	// open is called once when the codec becomes the connection's.
@@ -54,6 +56,17 @@ const (
 	transportStream
 	transportWebSocket
 )
+
+// meta returns the transport as call metadata names it.
+func (t transport) meta() handler.Transport {
+	switch t {
+	case transportHTTP:
+		return handler.TransportHTTP
+	case transportWebSocket:
+		return handler.TransportWebSocket
+	}
+	return handler.TransportStream
+}
 
 // replyGuess is the length of the last inline reply body of a loop. A
 // reply's head depends on its body's length (HTTP Content-Length, a

@@ -42,6 +42,13 @@ type conn struct {
 
 	ctx    context.Context // of every request of the connection; done when it closes; immutable
 	cancel context.CancelFunc
+
+	// call is the context of the connection's calls: ctx plus the call's
+	// metadata. Event loop only, except that the workers of a WebSocket
+	// or stream connection read it: its Meta does not change once the
+	// codec has opened and the connection is authorized. An HTTP
+	// request's head is set in it per request; its jobs get a copy.
+	call handler.CallContext
 }
 
 // closeReason says why a connection closes.
@@ -61,6 +68,8 @@ func newConn(e *Engine, gc gnet.Conn, ls *loopState) *conn {
 	c := &conn{e: e, gc: gc, loop: ls}
 	c.ctx, c.cancel = context.WithCancel(e.baseCtx)
 	c.ctx = handler.ContextWithConn(c.ctx, c)
+	c.call.Parent = c.ctx
+	c.call.Meta.Remote, c.call.Meta.Local = gc.RemoteAddr(), gc.LocalAddr()
 	c.timer.lastActive.Store(e.now.Load())
 	return c
 }
@@ -154,6 +163,12 @@ func (c *conn) serve(out []byte) []byte {
 	}
 	if c.codec == nil {
 		c.use(sniff(in[0]))
+		if c.codec.transport() == transportStream && c.e.opts.Authorize != nil {
+			if out = c.authorizeStream(out); c.closing != notClosing {
+				_, _ = gc.Discard(-1)
+				return out
+			}
+		}
 	}
 	used := 0
 	for used < len(in) && c.closing == notClosing {
@@ -186,6 +201,7 @@ func sniff(first byte) codec {
 // use makes k the connection's codec.
 func (c *conn) use(k codec) {
 	c.codec = k
+	c.call.Meta.Transport = k.transport().meta()
 	k.open(c)
 }
 

@@ -37,6 +37,8 @@ type Engine struct {
 	workers *pool.Workers  // runs messages that need a worker; set by Start
 	ownPool bool           // workers was made by Start
 
+	preflight string // the header lines of a CORS preflight's answer (Options.CORS); immutable
+
 	cli       *gnet.Client
 	listeners []net.Listener
 	addrs     []net.Addr
@@ -83,6 +85,9 @@ func New(t *handler.Table, opts ...Option) *Engine {
 		panic("jetrpc: engine.New: Options.Workers is the table's own pool (handler.Table.Workers); give the engine a pool of its own, or none")
 	}
 	e.workers = e.opts.Workers
+	if e.opts.CORS.Enabled() {
+		e.preflight = e.opts.CORS.PreflightHeaders()
+	}
 	e.now.Store(time.Now().UnixNano())
 	return e
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"testing"
 
@@ -41,6 +42,13 @@ func (f *fakeConn) Write(b []byte) (int, error)   { f.out = append(f.out, b...);
 func (f *fakeConn) Wake(gnet.AsyncCallback) error { f.wakes++; return nil }
 func (f *fakeConn) Context() any                  { return f.ctx }
 func (f *fakeConn) SetContext(c any)              { f.ctx = c }
+func (f *fakeConn) RemoteAddr() net.Addr          { return fakeRemote }
+func (f *fakeConn) LocalAddr() net.Addr           { return fakeLocal }
+
+var (
+	fakeRemote = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+	fakeLocal  = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+)
 
 // newFakeConn returns a connection of an engine that was not started.
 func newFakeConn(t testing.TB) (*conn, *fakeConn) {

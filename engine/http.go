@@ -34,7 +34,10 @@ type httpCodec struct {
 	want    int          // the size of a Content-Length body still arriving
 	held    []heldReply  // replies held for order, oldest first, from held[first]
 	first   int
-	upgrade bool // a WebSocket upgrade waits for the replies held before it
+	upgrade bool   // a WebSocket upgrade waits for the replies held before it
+	head    []byte // req's head: a view of the input during serve, or headBuf while its body arrives
+	headBuf []byte // a copy of the head of a request whose body arrives in later reads
+	origin  string // the Access-Control-Allow-Origin value of req's replies, or ""
 }
 
 // heldReply is a place in the order of an HTTP connection's replies: a
@@ -44,6 +47,9 @@ type heldReply struct {
 	j     *job
 	ready bool
 }
+
+// maxHeadBuf: a codec keeps a head copy buffer up to this size.
+const maxHeadBuf = 16 << 10
 
 var httpCodecs = sync.Pool{New: func() any { return new(httpCodec) }}
 
@@ -73,12 +79,14 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 				out = h.refuse(c, out, st, false, 1)
 				return c.closeAfterFlush(out, closeProtocol), len(in), nil
 			}
+			h.head = in[off : off+r.HeadLen]
+			h.origin = corsOrigin(c, r.Origin)
 			if isWSUpgrade(c, r) {
 				if h.upgrade = h.pending(); h.upgrade {
 					return out, off, nil // the replies to earlier requests go first
 				}
 				var next codec
-				out, next = upgradeWS(c, out, in[off:off+r.HeadLen], r)
+				out, next = h.upgradeWS(c, out)
 				c.clearPartial()
 				if next == nil { // refused; closing
 					return out, len(in), nil
@@ -87,8 +95,13 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			}
 			off += r.HeadLen
 			c.clearPartial()
-			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) {
+			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !hostAllowed(c, h.head) {
 				out = h.answerHead(c, out)
+				continue
+			}
+			c.call.Meta.SetHTTPHead(h.head)
+			if status := c.authorize(); status != 0 {
+				out = h.refuseCaller(c, out, status)
 				continue
 			}
 			h.inBody = true
@@ -109,6 +122,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			if !done {
 				out = h.continue100(c, out)
 				c.markPartial()
+				h.keepHead(c)
 				return out, off, nil
 			}
 			msg = h.body.B
@@ -118,6 +132,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 				out = h.continue100(c, out)
 				c.markPartial()
 				h.want = n
+				h.keepHead(c)
 				return out, off, nil
 			}
 			h.want = 0
@@ -126,7 +141,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 		}
 		out = h.call(c, out, msg)
 		c.clearPartial()
-		h.inBody, h.sent100 = false, false
+		h.inBody, h.sent100, h.head = false, false, nil
 		if h.body != nil {
 			pool.Requests.Put(h.body)
 			h.body = nil
@@ -135,23 +150,39 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 	return out, off, nil
 }
 
+// keepHead copies the head of the request whose body is still arriving
+// (the input it lies in is released when serve returns), and points the
+// call metadata at the copy.
+func (h *httpCodec) keepHead(c *conn) {
+	if len(h.head) > 0 && (len(h.headBuf) == 0 || &h.head[0] != &h.headBuf[0]) {
+		h.headBuf = append(h.headBuf[:0], h.head...)
+		h.head = h.headBuf
+		c.call.Meta.SetHTTPHead(h.head)
+	}
+}
+
 // answerHead answers a request that is not a JSON-RPC call from its head
-// alone: the health check, or a refusal (405, 415, 413). The connection
-// persists only when no body follows that would have to be skipped.
+// alone: a Host not allowed, a CORS preflight, the health check, or a
+// refusal (405, 415, 413). The connection persists only when no body
+// follows that would have to be skipped.
 func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	e, r := c.e, &h.req
 	keep := r.KeepAlive && !r.HasBody()
 	mark := len(out)
 	switch {
+	case !hostAllowed(c, h.head):
+		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, keep, r.Minor, h.origin)
 	case string(r.Method) == "POST" && !handler.AcceptableContentType(r.ContentType):
-		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor)
+		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.origin)
 	case string(r.Method) == "POST": // a body over MaxMessageSize
 		keep = false
-		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor)
+		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.origin)
 	case handler.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
-		out = appendHealth(out, keep, r.Minor)
+		out = appendHealth(out, keep, r.Minor, h.origin)
+	case e.opts.CORS.Enabled() && isPreflight(r, h.head):
+		out = appendPreflight(c, out, r, keep)
 	default:
-		out = appendStatus(out, http1.StatusMethodNotAllowed, keep, r.Minor)
+		out = appendStatus(out, http1.StatusMethodNotAllowed, keep, r.Minor, h.origin)
 	}
 	out = h.emit(c, out, mark)
 	if !keep {
@@ -160,11 +191,46 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	return out
 }
 
+// refuseCaller answers a request the Authorizer refused with status
+// (401 or 403). A body that follows is not read: the connection closes.
+func (h *httpCodec) refuseCaller(c *conn, out []byte, status int) []byte {
+	r := &h.req
+	keep := r.KeepAlive && !r.HasBody()
+	mark := len(out)
+	out = appendStatus(out, status, keep, r.Minor, h.origin)
+	out = h.emit(c, out, mark)
+	if !keep {
+		out = c.closeAfterFlush(out, closeByClient)
+	}
+	return out
+}
+
+// upgradeWS answers a WebSocket upgrade in h.req: the Host, the Origin
+// and the Authorizer are checked, then the handshake (ws.go). It returns
+// the WebSocket codec, or nil when refused (the connection then closes).
+func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
+	r := &h.req
+	switch {
+	case !hostAllowed(c, h.head):
+		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, false, r.Minor, "")
+		return c.closeAfterFlush(out, closeProtocol), nil
+	case !handler.OriginAllowed(&c.e.opts.CORS, r.Origin):
+		out = appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, false, r.Minor, "")
+		return c.closeAfterFlush(out, closeProtocol), nil
+	}
+	c.call.Meta.SetHTTPHead(h.head)
+	if status := c.authorize(); status != 0 {
+		out = appendStatus(out, status, false, r.Minor, "")
+		return c.closeAfterFlush(out, closeProtocol), nil
+	}
+	return upgradeWS(c, out, h.head, r)
+}
+
 // refuse answers a malformed request with status (the connection then
 // closes).
 func (h *httpCodec) refuse(c *conn, out []byte, status int, keep bool, minor int) []byte {
 	mark := len(out)
-	out = appendStatus(out, status, keep, minor)
+	out = appendStatus(out, status, keep, minor, "")
 	return h.emit(c, out, mark)
 }
 
@@ -194,15 +260,16 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 	keep := r.KeepAlive && !c.e.draining.Load() // stopping: tell the client not to reuse the connection
 	mark := len(out)
 	digits := lengthDigits(c.loop.guess.n)
-	out = appendReplyHead(out, keep, r.Minor, digits)
+	out = appendReplyHead(out, keep, r.Minor, digits, h.origin)
 	start := len(out)
 	out, j, _ := c.run(out, msg, tag)
 	if j != nil {
 		out = out[:mark]
+		j.origin = h.origin
 		h.held = append(h.held, heldReply{j: j})
 	} else {
 		c.loop.guess.note(len(out) - start)
-		out = finishReply(out, mark, start, digits, keep, r.Minor)
+		out = finishReply(out, mark, start, digits, keep, r.Minor, h.origin)
 		out = h.emit(c, out, mark)
 	}
 	if !r.KeepAlive {
@@ -264,7 +331,7 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 				minor = 1
 			}
 			keep := j.tag&tagKeepAlive != 0 && !c.e.draining.Load()
-			out = appendReply(out, j.out, keep, minor)
+			out = appendReply(out, j.out, keep, minor, j.origin)
 		}
 		j.release()
 	}
@@ -297,6 +364,10 @@ func (h *httpCodec) release() {
 	clear(h.held)
 	held := h.held[:0]
 	h.chunks.Reset()
-	*h = httpCodec{held: held, chunks: h.chunks}
+	headBuf := h.headBuf[:0]
+	if cap(headBuf) > maxHeadBuf {
+		headBuf = nil
+	}
+	*h = httpCodec{held: held, chunks: h.chunks, headBuf: headBuf}
 	httpCodecs.Put(h)
 }

@@ -35,12 +35,18 @@ const (
 )
 
 // appendHeadStart appends a status line and the headers every response
-// has.
-func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int) []byte {
+// has; origin, when not empty, is the Access-Control-Allow-Origin value
+// (CORS).
+func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int, origin string) []byte {
 	dst = append(dst, statusLine...)
 	dst = append(dst, "Server: jetrpc\r\nDate: "...)
 	dst = append(dst, *dateValue.Load()...)
 	dst = append(dst, "\r\n"...)
+	if origin != "" {
+		dst = append(dst, "Access-Control-Allow-Origin: "...)
+		dst = append(dst, origin...)
+		dst = append(dst, "\r\nVary: Origin\r\n"...)
+	}
 	switch {
 	case !keepAlive:
 		dst = append(dst, "Connection: close\r\n"...)
@@ -74,8 +80,8 @@ func lengthDigits(n int) int {
 // appendReplyHead appends the head of a 200 reply to a JSON-RPC request
 // with room for a Content-Length of digits digits; the body follows, and
 // finishReply fills the length in.
-func appendReplyHead(dst []byte, keepAlive bool, minor, digits int) []byte {
-	dst = appendHeadStart(dst, statusLine200, keepAlive, minor)
+func appendReplyHead(dst []byte, keepAlive bool, minor, digits int, origin string) []byte {
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, origin)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
 	dst = append(dst, "0000000000000000000"[:digits]...)
 	return append(dst, "\r\n\r\n"...)
@@ -86,10 +92,10 @@ func appendReplyHead(dst []byte, keepAlive bool, minor, digits int) []byte {
 // length is filled in (the body moves if it needs another number of
 // digits), or, for an empty body (notifications), the reply becomes 204
 // No Content.
-func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int) []byte {
+func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int, origin string) []byte {
 	n := len(out) - start
 	if n == 0 {
-		out = appendHeadStart(out[:mark], statusLine204, keepAlive, minor)
+		out = appendHeadStart(out[:mark], statusLine204, keepAlive, minor, origin)
 		return append(out, "\r\n"...)
 	}
 	at := start - len("\r\n\r\n") // where the length ends
@@ -107,12 +113,12 @@ func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int)
 
 // appendReply appends an HTTP reply carrying a JSON-RPC reply body, or
 // 204 No Content when body is empty.
-func appendReply(dst, body []byte, keepAlive bool, minor int) []byte {
+func appendReply(dst, body []byte, keepAlive bool, minor int, origin string) []byte {
 	if len(body) == 0 {
-		dst = appendHeadStart(dst, statusLine204, keepAlive, minor)
+		dst = appendHeadStart(dst, statusLine204, keepAlive, minor, origin)
 		return append(dst, "\r\n"...)
 	}
-	dst = appendHeadStart(dst, statusLine200, keepAlive, minor)
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, origin)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(len(body)), 10)
 	dst = append(dst, "\r\n\r\n"...)
@@ -120,8 +126,8 @@ func appendReply(dst, body []byte, keepAlive bool, minor int) []byte {
 }
 
 // appendHealth answers the health check.
-func appendHealth(dst []byte, keepAlive bool, minor int) []byte {
-	dst = appendHeadStart(dst, statusLine200, keepAlive, minor)
+func appendHealth(dst []byte, keepAlive bool, minor int, origin string) []byte {
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, origin)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(len(handler.HealthBody)), 10)
 	dst = append(dst, "\r\n\r\n"...)
@@ -130,12 +136,19 @@ func appendHealth(dst []byte, keepAlive bool, minor int) []byte {
 
 // appendStatus answers an HTTP-level refusal with its text body
 // (handler.HTTPErrorText, as net/http's adapter sends).
-func appendStatus(dst []byte, status int, keepAlive bool, minor int) []byte {
-	text := handler.HTTPErrorText(status)
+func appendStatus(dst []byte, status int, keepAlive bool, minor int, origin string) []byte {
+	return appendStatusText(dst, status, handler.HTTPErrorText(status), keepAlive, minor, origin)
+}
+
+// appendStatusText answers an HTTP-level refusal with the text body text.
+func appendStatusText(dst []byte, status int, text string, keepAlive bool, minor int, origin string) []byte {
 	dst = http1.AppendStatusLine(dst, status)
-	dst = appendHeadStart(dst, "", keepAlive, minor)
-	if status == http1.StatusMethodNotAllowed {
+	dst = appendHeadStart(dst, "", keepAlive, minor, origin)
+	switch status {
+	case http1.StatusMethodNotAllowed:
 		dst = append(dst, "Allow: POST\r\n"...)
+	case http1.StatusUnauthorized:
+		dst = append(dst, "WWW-Authenticate: Bearer\r\n"...)
 	}
 	dst = append(dst, "Content-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(len(text)), 10)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
@@ -105,11 +106,35 @@ type Options struct {
 	// server message is a text message (JSON is UTF-8, and browsers hand
 	// binary messages over as Blobs).
 	WSPath string
-	// WSOrigins, when not empty, is the allow list of browser origins
-	// ("https://app.example.com", or "*" for any) for WebSocket
-	// handshakes; a request with another Origin gets 403. Requests
-	// without an Origin header (not browsers) are always allowed.
-	WSOrigins []string
+	// CORS lets pages of other origins call (cross-origin requests from
+	// browsers): an OPTIONS preflight from an allowed origin is answered
+	// 204 with the allowed methods and headers and a max age, and replies
+	// to an allowed origin carry Access-Control-Allow-Origin. Its Origins
+	// also bound WebSocket handshakes: with a list, a handshake whose
+	// Origin is not in it gets 403 (requests without an Origin, not from
+	// browsers, always go on). The zero value allows no cross-origin
+	// call and every WebSocket origin.
+	CORS handler.CORS
+	// Hosts, when not empty, is the allow list of Host names (geth's
+	// vhosts; "*" for any): an HTTP request naming another host gets 403,
+	// which defeats DNS rebinding. IP addresses and an empty Host always
+	// pass (see handler.HostAllowed).
+	Hosts []string
+	// AcceptConn, when set, is asked about each new connection before any
+	// byte of it is read; false closes it at once (IP allow and deny lists:
+	// handler/auth.IPFilter). It runs on the event loop and must not
+	// block.
+	AcceptConn func(remote net.Addr) bool
+	// Authorize, when set, decides who may call, before any JSON-RPC is
+	// read: it is asked about the head of every HTTP request that carries
+	// a call (POST) and of every WebSocket upgrade — refused with 401 or
+	// 403 (handler.AuthStatus) — and about every stream connection, from
+	// its address alone (refused: one -32003 error message, then closed).
+	// The grants it returns are the request's, or the WebSocket's or
+	// stream's for the connection's life (handler.Require). Health checks
+	// and CORS preflights do not ask it. It runs on the event loop and
+	// must not block. handler/auth builds the usual ones.
+	Authorize handler.Authorizer
 	// PingInterval: a WebSocket client that has sent nothing that long is
 	// pinged; 0 means DefaultPingInterval, negative disables pings. The
 	// idle timeout of a WebSocket counts from the client's last frame,
@@ -171,10 +196,23 @@ func WithHealthPath(p string) Option { return func(o *Options) { o.HealthPath = 
 // WithWSPath sets Options.WSPath.
 func WithWSPath(p string) Option { return func(o *Options) { o.WSPath = p } }
 
-// WithWSOrigins sets Options.WSOrigins.
-func WithWSOrigins(origins ...string) Option {
-	return func(o *Options) { o.WSOrigins = append([]string(nil), origins...) }
+// WithCORS sets Options.CORS.Origins (and keeps its other fields).
+func WithCORS(origins ...string) Option {
+	return func(o *Options) { o.CORS.Origins = append([]string(nil), origins...) }
 }
+
+// WithHosts sets Options.Hosts.
+func WithHosts(hosts ...string) Option {
+	return func(o *Options) { o.Hosts = append([]string(nil), hosts...) }
+}
+
+// WithAcceptConn sets Options.AcceptConn.
+func WithAcceptConn(f func(remote net.Addr) bool) Option {
+	return func(o *Options) { o.AcceptConn = f }
+}
+
+// WithAuthorize sets Options.Authorize.
+func WithAuthorize(a handler.Authorizer) Option { return func(o *Options) { o.Authorize = a } }
 
 // WithPingInterval sets Options.PingInterval.
 func WithPingInterval(d time.Duration) Option { return func(o *Options) { o.PingInterval = d } }

@@ -54,12 +54,20 @@ func (w *workState) finished(seq uint64) {
 // job is a message run on a worker (a pool.Task), or a reply a codec
 // holds for order.
 type job struct {
-	c    *conn
-	p    handler.Pending // the message and its parse
-	out  []byte          // its reply (the body; a codec may keep a framed reply here); kept with the job in its pool
-	seq  uint64
-	tag  uint8 // what the codec needs to frame the reply (HTTP: keep-alive, version); codec-defined, set before the job runs
-	next *job  // in the mailbox's done list
+	c      *conn
+	p      handler.Pending // the message and its parse
+	out    []byte          // its reply (the body; a codec may keep a framed reply here); kept with the job in its pool
+	seq    uint64
+	tag    uint8  // what the codec needs to frame the reply (HTTP: keep-alive, version); codec-defined, set before the job runs
+	origin string // HTTP: the reply's Access-Control-Allow-Origin, or ""
+	next   *job   // in the mailbox's done list
+
+	// ctx is the context the message runs with: the connection's own
+	// (c.call, whose metadata does not change on WebSocket and streams),
+	// or call, a copy for an HTTP request with its head copied into head.
+	ctx  *handler.CallContext
+	call handler.CallContext
+	head []byte // kept with the job in its pool
 }
 
 var jobs = sync.Pool{New: func() any { return new(job) }}
@@ -82,7 +90,11 @@ func (j *job) release() {
 	if cap(out) > maxJobReply {
 		out = nil
 	}
-	*j = job{out: out}
+	head := j.head[:0]
+	if cap(head) > maxHeadBuf {
+		head = nil
+	}
+	*j = job{out: out, head: head}
 	jobs.Put(j)
 }
 
@@ -95,7 +107,7 @@ func (j *job) release() {
 // must not touch it. Or no worker could take it, and its "Server busy"
 // answer was appended. msg is only read, and only until run returns.
 func (c *conn) run(out, msg []byte, tag uint8) (o []byte, j *job, oc handler.Outcome) {
-	out, oc = c.e.table.DispatchInline(c.ctx, out, msg, &c.loop.pending)
+	out, oc = c.e.table.DispatchInline(&c.call, out, msg, &c.loop.pending)
 	if oc != handler.Deferred {
 		return out, nil, oc // every inline message
 	}
@@ -111,6 +123,14 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 	j := newJob(c)
 	j.p = ls.pending.Take() // the job owns the message now; the loop keeps its scratch
 	j.tag = tag
+	j.ctx = &c.call
+	if c.call.Meta.Transport == handler.TransportHTTP {
+		// The loop goes on to the next request: the job gets a copy of
+		// this one's metadata, the head copied once.
+		j.head = c.call.Meta.CopyTo(&j.call.Meta, j.head)
+		j.call.Parent = c.ctx
+		j.ctx = &j.call
+	}
 	j.seq = c.work.seq + 1
 	c.mail.submitted.Store(j.seq) // before the job can run: a push it causes waits for its reply
 	if !c.e.workers.TrySubmit(j) {
@@ -127,7 +147,7 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 // Run executes the job on a worker and hands the reply back to the
 // connection's loop.
 func (j *job) Run() {
-	j.out = j.p.Run(j.c.ctx, j.out[:0])
+	j.out = j.p.Run(j.ctx, j.out[:0])
 	j.c.finish(j)
 }
 

@@ -33,6 +33,7 @@ type wsCodec struct {
 	frag   *pool.Buffer // its payload so far
 	want   int          // the size of a frame still arriving
 	closed bool         // a close frame went out: nothing may follow
+	head   []byte       // the upgrade request's head: the call metadata of the connection's calls
 }
 
 var wsCodecs = sync.Pool{New: func() any { return new(wsCodec) }}
@@ -42,20 +43,6 @@ var wsCodecs = sync.Pool{New: func() any { return new(wsCodec) }}
 func isWSUpgrade(c *conn, r *http1.Request) bool {
 	return string(r.Method) == "GET" && len(r.Upgrade) > 0 && string(r.Path()) == c.e.opts.WSPath &&
 		http1.HasToken(r.Upgrade, "websocket")
-}
-
-// originAllowed applies Options.WSOrigins to the request's Origin.
-func originAllowed(c *conn, r *http1.Request) bool {
-	allow := c.e.opts.WSOrigins
-	if len(allow) == 0 || len(r.Origin) == 0 {
-		return true // no list, or not a browser
-	}
-	for _, a := range allow {
-		if a == "*" || bytes.EqualFold(r.Origin, []byte(a)) {
-			return true
-		}
-	}
-	return false
 }
 
 // sliceWriter appends what is written to a byte slice.
@@ -71,18 +58,50 @@ func (w sliceWriter) Write(p []byte) (int, error) {
 // otherwise it appends the refusal, sets the connection to close and
 // returns nil.
 func upgradeWS(c *conn, out, head []byte, r *http1.Request) ([]byte, codec) {
-	if !originAllowed(c, r) {
-		out = appendStatus(out, http1.StatusForbidden, false, r.Minor)
-		return c.closeAfterFlush(out, closeProtocol), nil
-	}
 	rw := struct {
 		io.Reader
 		io.Writer
 	}{bytes.NewReader(head), sliceWriter{&out}}
-	if _, err := (ws.Upgrader{}).Upgrade(rw); err != nil {
+	var u ws.Upgrader
+	if offered := http1.Header(head, "sec-websocket-protocol"); offered != nil {
+		pick := pickProtocol(offered)
+		u.Protocol = func(p []byte) bool { return string(p) == pick }
+	}
+	if _, err := u.Upgrade(rw); err != nil {
 		return c.closeAfterFlush(out, closeProtocol), nil // gobwas wrote the refusal (400, 426)
 	}
-	return out, wsCodecs.Get().(*wsCodec)
+	w := wsCodecs.Get().(*wsCodec)
+	w.head = append(w.head[:0], head...) // the upgrade's head is the connection's call metadata
+	c.call.Meta.SetHTTPHead(w.head)
+	return out, w
+}
+
+// pickProtocol chooses the subprotocol to answer among those a client
+// offers (Sec-WebSocket-Protocol): the first that does not carry a token
+// (auth.ProtocolPrefix, "bearer.", a browser's way to send one), else
+// the first — a browser fails a handshake that offered subprotocols and
+// got none back.
+func pickProtocol(offered []byte) string {
+	first := ""
+	for len(offered) > 0 {
+		var p []byte
+		if k := bytes.IndexByte(offered, ','); k >= 0 {
+			p, offered = offered[:k], offered[k+1:]
+		} else {
+			p, offered = offered, nil
+		}
+		p = http1.TrimOWS(p)
+		if len(p) == 0 {
+			continue
+		}
+		if !bytes.HasPrefix(p, []byte("bearer.")) {
+			return string(p)
+		}
+		if first == "" {
+			first = string(p)
+		}
+	}
+	return first
 }
 
 func (w *wsCodec) open(c *conn) {
@@ -270,7 +289,8 @@ func (w *wsCodec) release() {
 	if w.frag != nil {
 		pool.Requests.Put(w.frag)
 	}
-	*w = wsCodec{}
+	*w = wsCodec{} // head too: a job still on a worker may read it
+
 	wsCodecs.Put(w)
 }
 

@@ -303,7 +303,7 @@ func TestWS_controlInsideFragments(t *testing.T) {
 // TestWS_handshakeRefusals: the wrong path, a bad version, a forbidden
 // origin.
 func TestWS_handshakeRefusals(t *testing.T) {
-	_, tcp, _ := startEngine(t, nil, engine.WithWSOrigins("https://good.example"))
+	_, tcp, _ := startEngine(t, nil, engine.WithCORS("https://good.example"))
 	d := &websocket.Dialer{HandshakeTimeout: 10 * time.Second}
 	if _, resp, err := d.Dial("ws://"+tcp+"/", http.Header{"Origin": {"https://evil.example"}}); err == nil || resp == nil || resp.StatusCode != 403 {
 		t.Fatalf("forbidden origin: %v %v", err, resp)

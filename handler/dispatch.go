@@ -47,6 +47,10 @@ type state struct {
 	lastT   *Table           // the table of the last lookup
 	lastM   *method          // the method found by the last lookup
 	wg      sync.WaitGroup   // batch segments on workers
+	call    Call             // the call in the interceptors
+	code    Code             // the outcome of the last invoke: its code,
+	err     error            // its error,
+	res     [2]int           // and its result's span in the reply
 }
 
 // element is a planned batch element.
@@ -90,6 +94,7 @@ func putState(st *state) {
 // grown too large.
 func (st *state) reset() {
 	st.req, st.single = nil, nil
+	st.err = nil
 	st.msg.Request = parser.Request{}
 	if len(st.elems) > 0 {
 		clear(st.elems)
@@ -228,7 +233,7 @@ func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 		d.release()
 	}()
 	if st.msg.Kind == parser.KindSingle {
-		return st.single.impl.invoke(ctx, st, dst)
+		return t.call(ctx, st, dst, st.req, st.single)
 	}
 	return t.parallel(ctx, st, dst)
 }
@@ -308,7 +313,11 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 	ok := true
 	switch m.Kind {
 	case parser.KindInvalid:
-		dst = AppendFault(dst, nil, &m.Err)
+		if len(t.chain) == 0 {
+			dst = AppendFault(dst, nil, &m.Err)
+		} else {
+			dst = t.intercept(ctx, st, dst, Call{fault: &m.Err})
+		}
 		if m.Err.Code == CodeParseError {
 			oc = Malformed
 		}
@@ -338,18 +347,15 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 // worker and inlineOnly is set (st.single is then its method).
 func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bool) ([]byte, bool) {
 	r := st.req
-	if !r.Err.OK() {
-		return AppendFault(dst, r.ID, &r.Err), true
+	var m *method
+	if r.Err.OK() {
+		m = t.lookup(st, r)
+		if m != nil && inlineOnly && !m.inline {
+			st.single = m
+			return dst, false
+		}
 	}
-	m := t.lookup(st, r)
-	if m == nil {
-		return notFound(dst, r), true
-	}
-	if inlineOnly && !m.inline {
-		st.single = m
-		return dst, false
-	}
-	return m.impl.invoke(ctx, st, dst), true
+	return t.call(ctx, st, dst, r, m), true
 }
 
 func notFound(dst []byte, r *parser.Request) []byte {
@@ -361,14 +367,7 @@ func notFound(dst []byte, r *parser.Request) []byte {
 
 // runElem runs one planned batch element, appending its reply (if any).
 func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) []byte {
-	st.req = &e.req
-	switch {
-	case !e.req.Err.OK():
-		return AppendFault(dst, e.req.ID, &e.req.Err)
-	case e.m == nil:
-		return notFound(dst, &e.req)
-	}
-	return e.m.impl.invoke(ctx, st, dst)
+	return t.call(ctx, st, dst, &e.req, e.m)
 }
 
 // runElems runs elements in order, appending their replies separated by
@@ -400,7 +399,10 @@ func closeArray(dst []byte, open int) []byte {
 // batch plans and runs a batch.
 func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Message, inlineOnly bool) ([]byte, bool) {
 	if m.Len > t.opts.MaxBatch {
-		return appendTooLong(dst, m.Len, t.opts.MaxBatch), true
+		if len(t.chain) == 0 {
+			return appendTooLong(dst, m.Len, t.opts.MaxBatch), true
+		}
+		return t.intercept(ctx, st, dst, Call{tooBig: m.Len}), true
 	}
 	blocking := 0
 	for i := range st.reqs {

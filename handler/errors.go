@@ -25,6 +25,7 @@ const (
 	CodeServerBusy     = parser.CodeServerBusy     // no worker can take the request now; retry later
 	CodeCancelled      = parser.CodeCancelled      // the request's context was cancelled
 	CodeDeadline       = parser.CodeDeadline       // the request's context deadline passed
+	CodeForbidden      = parser.CodeForbidden      // the caller lacks a permission the method requires (Require)
 )
 
 // Error is a JSON-RPC error object. A handler that returns an *Error has
@@ -84,6 +85,17 @@ var (
 	ErrInvalidParams  = &Error{Code: CodeInvalidParams}
 	ErrInternal       = &Error{Code: CodeInternalError}
 	ErrServerBusy     = &Error{Code: CodeServerBusy}
+	ErrForbidden      = &Error{Code: CodeForbidden}
+)
+
+// Errors of an Authorizer (see AuthStatus).
+var (
+	// ErrUnauthenticated: the request carries no credentials, or wrong
+	// ones; HTTP answers 401 with WWW-Authenticate: Bearer.
+	ErrUnauthenticated = errors.New("jetrpc: missing or invalid credentials")
+	// ErrAccessDenied: the caller is known but may not call this server
+	// (an address not allowed, say); HTTP answers 403.
+	ErrAccessDenied = errors.New("jetrpc: access denied")
 )
 
 // ErrorCode returns the code an error is sent with: the code of an *Error

@@ -132,11 +132,24 @@ func HTTPErrorText(status int) string {
 		return "only HTTP/1.0 and HTTP/1.1\n"
 	case http.StatusNotFound:
 		return "not found\n"
+	case http.StatusUnauthorized:
+		return "missing or invalid credentials\n"
 	case http.StatusForbidden:
-		return "origin not allowed\n"
+		return "access denied\n"
 	}
 	return "malformed request\n"
 }
+
+// Texts of the 403 refusals of the browser checks, the same from the
+// engine and from HTTPHandler.
+const (
+	// TextOriginNotAllowed refuses a WebSocket handshake or a CORS
+	// preflight from an origin not allowed (CORS.Origins).
+	TextOriginNotAllowed = "origin not allowed\n"
+	// TextHostNotAllowed refuses a request whose Host is not allowed
+	// (HostAllowed); geth's words.
+	TextHostNotAllowed = "invalid host specified\n"
+)
 
 // httpError answers a refusal with its status and HTTPErrorText.
 func httpError(w http.ResponseWriter, status int) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -22,9 +23,10 @@ import (
 type MethodOption func(*methodConfig)
 
 type methodConfig struct {
-	inline bool
-	desc   string
-	params []string
+	inline  bool
+	desc    string
+	params  []string
+	require []string
 }
 
 // Inline marks a method as non-blocking: it runs on the caller of
@@ -48,6 +50,16 @@ func Description(text string) MethodOption { return func(c *methodConfig) { c.de
 // By default they are the JSON names of the params struct fields.
 func ParamNames(names ...string) MethodOption {
 	return func(c *methodConfig) { c.params = append([]string(nil), names...) }
+}
+
+// Require makes a method callable only by callers that hold every one
+// of perms (see Grants): the grants an Authorizer gave the caller's
+// transport, or those an interceptor set with WithGrants. A call without
+// them is answered CodeForbidden, -32003 "Forbidden: requires permission
+// P" — inside a batch too, while the other elements run — and the
+// method does not run. Interceptors see the refusal (Call.Code).
+func Require(perms ...string) MethodOption {
+	return func(c *methodConfig) { c.require = append(c.require, perms...) }
 }
 
 // Register adds the method name to t, served by fn. P is the params type:
@@ -166,18 +178,28 @@ func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, e
 	if params == nil {
 		params = pp.names()
 	}
-	return t.add(&method{
+	mt := &method{
 		inline: cfg.inline,
-		info:   MethodInfo{Name: name, Description: cfg.desc, Params: params, Inline: cfg.inline},
+		info:   MethodInfo{Name: name, Description: cfg.desc, Params: params, Inline: cfg.inline, Require: cfg.require},
 		impl:   m,
-	})
+	}
+	if len(cfg.require) > 0 {
+		mt.require = cfg.require
+		mt.forbidden = "requires permission " + strings.Join(cfg.require, ", ")
+		if len(cfg.require) > 1 {
+			mt.forbidden = "requires permissions " + strings.Join(cfg.require, ", ")
+		}
+	}
+	return t.add(mt)
 }
 
 // method is a registered method. Immutable.
 type method struct {
-	inline bool
-	info   MethodInfo
-	impl   invoker
+	inline    bool
+	info      MethodInfo
+	impl      invoker
+	require   []string // permissions the caller must hold (Require); nil for none
+	forbidden string   // the detail of the reply to a caller without them
 }
 
 // invoker runs one call. invoke reads the request from st.req, and
@@ -232,19 +254,21 @@ func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte 
 	}
 	if crash != nil {
 		m.table.opts.Logger.Error("jetrpc: method panicked", "method", m.name, "panic", crash, "stack", string(debug.Stack()))
+		st.code, st.err = CodeInternalError, ErrInternal
 		if req.Notification {
 			return dst
 		}
 		return appendErrorReply(dst, req.ID, req.Version, CodeInternalError, "Internal error", "the method panicked", nil)
 	}
-	if req.Notification {
-		return dst
-	}
 	if err != nil {
 		return m.appendError(st, dst, err)
 	}
+	if req.Notification {
+		return dst
+	}
 	start := len(dst)
 	dst = appendResultHead(dst, req.Version)
+	st.res[0] = len(dst)
 	var reason string
 	switch {
 	case m.rp.fast():
@@ -264,12 +288,15 @@ func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte 
 		m.rpool.Put(rp)
 	}
 	if reason != "" {
+		st.code, st.err, st.res = CodeInternalError, ErrInternal, [2]int{}
 		return appendErrorReply(dst[:start], req.ID, req.Version, CodeInternalError, "Internal error", reason, nil)
 	}
+	st.res[1] = len(dst)
 	return appendReplyTail(dst, req.ID, req.Version)
 }
 
-// appendError answers the error a method returned. Turning it into a
+// appendError answers the error a method returned (nothing for a
+// notification), recording its code as the outcome. Turning it into a
 // reply runs the error's own code (Error, Unwrap, As targets), which may
 // panic — a typed nil, say: that is the method's fault, answered as
 // such with the request's id, never the message's.
@@ -278,9 +305,20 @@ func (m *typed[P, R]) appendError(st *state, dst []byte, err error) (out []byte)
 	defer func() {
 		if v := recover(); v != nil {
 			m.table.opts.Logger.Error("jetrpc: method's error panicked", "method", m.name, "panic", v)
-			out = appendErrorReply(dst[:start], req.ID, req.Version, CodeInternalError, "Internal error", reasonErrorPanicked, nil)
+			st.code, st.err = CodeInternalError, ErrInternal
+			out = dst[:start]
+			if !req.Notification {
+				out = appendErrorReply(out, req.ID, req.Version, CodeInternalError, "Internal error", reasonErrorPanicked, nil)
+			}
 		}
 	}()
+	st.code, st.err = ErrorCode(err), err
+	if e := asError(err); e != nil {
+		st.code = e.Code
+	}
+	if req.Notification {
+		return dst
+	}
 	return m.table.appendHandlerError(st, dst, req, err)
 }
 
@@ -301,6 +339,7 @@ func (m *typed[P, R]) call(ctx context.Context, p P) (r R, err error, crash any)
 
 func (m *typed[P, R]) paramsError(st *state, dst []byte, e paramErr) []byte {
 	req := st.req
+	st.code, st.err = CodeInvalidParams, ErrInvalidParams
 	if req.Notification {
 		return dst
 	}

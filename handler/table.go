@@ -82,6 +82,7 @@ type Table struct {
 	mu      sync.Mutex                // serializes registration
 	sealed  atomic.Bool               // set by the first dispatch
 	subs    map[string]*subscriptions // by namespace; guarded by mu
+	chain   []Interceptor             // Use; guarded by mu until sealed, then immutable
 }
 
 // NewTable returns an empty table.
@@ -169,6 +170,9 @@ type MethodInfo struct {
 	Params []string
 	// Inline is true for methods registered with Inline.
 	Inline bool
+	// Require lists the permissions a caller needs (Require); nil for
+	// none.
+	Require []string
 }
 
 // Methods returns the registered methods sorted by name.
@@ -179,6 +183,7 @@ func (t *Table) Methods() []MethodInfo {
 	for _, m := range t.methods {
 		info := m.info
 		info.Params = append([]string(nil), info.Params...)
+		info.Require = append([]string(nil), info.Require...)
 		out = append(out, info)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

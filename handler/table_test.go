@@ -22,9 +22,9 @@ func TestTable_methodsInfo(t *testing.T) {
 	handler.Register(tab, "sub", func(_ context.Context, p P) (int, error) { return p.Minuend - p.Subtrahend, nil },
 		handler.Inline(), handler.Description("difference"))
 	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil },
-		handler.ParamNames("a", "b"))
+		handler.ParamNames("a", "b"), handler.Require("math"))
 	got := fmt.Sprint(tab.Methods())
-	want := `[{add  [a b] false} {sub difference [minuend subtrahend] true}]`
+	want := `[{add  [a b] false [math]} {sub difference [minuend subtrahend] true []}]`
 	if got != want {
 		t.Fatalf("Methods() = %s, want %s", got, want)
 	}

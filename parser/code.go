@@ -19,6 +19,7 @@ const (
 	CodeServerBusy     Code = -32000 // no worker can take the request now; retry later
 	CodeCancelled      Code = -32001 // the request's context was cancelled
 	CodeDeadline       Code = -32002 // the request's context deadline passed
+	CodeForbidden      Code = -32003 // the caller lacks a permission the method requires
 )
 
 // String returns the standard message of the code ("Parse error",
@@ -42,6 +43,8 @@ func (c Code) String() string {
 		return "Request cancelled"
 	case CodeDeadline:
 		return "Deadline exceeded"
+	case CodeForbidden:
+		return "Forbidden"
 	}
 	return "error " + strconv.Itoa(int(c))
 }

@@ -1,0 +1,179 @@
+package handler
+
+// NOTE: the browser-facing checks of JSON-RPC over HTTP, shared by the
+// engine and HTTPHandler: which origins may call cross-origin (CORS, and
+// the WebSocket handshake's Origin check), and which Host names a request
+// may carry (DNS-rebinding protection, geth's --http.vhosts). Both work
+// on bytes or strings without allocating.
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultCORSMaxAge is how long a browser may cache a preflight's answer.
+const DefaultCORSMaxAge = 10 * time.Minute
+
+// DefaultCORSHeaders are the request headers a cross-origin page may
+// send.
+var DefaultCORSHeaders = []string{"Content-Type", "Authorization"}
+
+// CORS configures cross-origin calls from browsers. The zero value allows
+// none: replies carry no CORS header, and browsers refuse to hand them to
+// a page of another origin.
+type CORS struct {
+	// Origins are the origins whose pages may call ("https://app.example",
+	// matched ignoring ASCII case), or "*" for any. They also bound the
+	// WebSocket handshakes that carry an Origin.
+	Origins []string
+	// Headers are the request headers a page may send; nil means
+	// DefaultCORSHeaders.
+	Headers []string
+	// MaxAge is how long a browser may cache a preflight's answer; 0 means
+	// DefaultCORSMaxAge, negative sends no Access-Control-Max-Age.
+	MaxAge time.Duration
+}
+
+// Enabled reports whether any origin is allowed.
+func (c *CORS) Enabled() bool { return len(c.Origins) > 0 }
+
+// AllowOrigin returns the Access-Control-Allow-Origin value for a request
+// with the Origin origin: "*" when every origin is allowed, else the
+// allowed origin as configured; ok is false when origin is empty or not
+// allowed. It allocates nothing.
+func AllowOrigin[T ~string | ~[]byte](c *CORS, origin T) (value string, ok bool) {
+	if len(origin) == 0 {
+		return "", false
+	}
+	for _, o := range c.Origins {
+		if o == "*" {
+			return "*", true
+		}
+		if equalFold(origin, o) {
+			return o, true
+		}
+	}
+	return "", false
+}
+
+// OriginAllowed reports whether a WebSocket handshake (or another request
+// a browser may send from any page) with the Origin origin may go on: an
+// empty Origin (not a browser) always may; with no origins configured,
+// every origin may (the WebSocket default); else origin must be allowed
+// (AllowOrigin).
+func OriginAllowed[T ~string | ~[]byte](c *CORS, origin T) bool {
+	if len(origin) == 0 || len(c.Origins) == 0 {
+		return true
+	}
+	_, ok := AllowOrigin(c, origin)
+	return ok
+}
+
+// PreflightHeaders returns the header lines, each ending in CRLF, that
+// answer a preflight besides Access-Control-Allow-Origin: the allowed
+// methods, the allowed headers and the max age. Build it once.
+func (c *CORS) PreflightHeaders() string {
+	h := c.Headers
+	if h == nil {
+		h = DefaultCORSHeaders
+	}
+	var b strings.Builder
+	b.WriteString("Access-Control-Allow-Methods: POST, GET, OPTIONS\r\n")
+	if len(h) > 0 {
+		b.WriteString("Access-Control-Allow-Headers: ")
+		b.WriteString(strings.Join(h, ", "))
+		b.WriteString("\r\n")
+	}
+	age := c.MaxAge
+	if age == 0 {
+		age = DefaultCORSMaxAge
+	}
+	if age > 0 {
+		b.WriteString("Access-Control-Max-Age: ")
+		b.WriteString(strconv.FormatInt(int64(age/time.Second), 10))
+		b.WriteString("\r\n")
+	}
+	return b.String()
+}
+
+// HostAllowed reports whether an HTTP request's Host value (port
+// optional) names this server, by the allow list hosts (geth's vhosts):
+// with no list, or "*" in it, every host is; an IP address always is (a
+// DNS-rebinding attack needs a name), and so is an empty Host (no browser
+// sends one); else the name must be in the list, ignoring ASCII case. It
+// allocates nothing.
+func HostAllowed[T ~string | ~[]byte](hosts []string, host T) bool {
+	if len(hosts) == 0 || len(host) == 0 {
+		return true
+	}
+	name := stripPort(host)
+	if len(name) > 1 && name[0] == '[' && name[len(name)-1] == ']' {
+		return true // an IPv6 literal
+	}
+	if isIPv4(name) {
+		return true
+	}
+	for _, h := range hosts {
+		if h == "*" || equalFold(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripPort returns host without a ":port" suffix.
+func stripPort[T ~string | ~[]byte](host T) T {
+	for i := len(host) - 1; i >= 0; i-- {
+		switch c := host[i]; {
+		case c == ':':
+			if i > 0 && host[0] == '[' && host[i-1] != ']' {
+				return host // an IPv6 literal's colon
+			}
+			return host[:i]
+		case c < '0' || c > '9':
+			return host
+		}
+	}
+	return host
+}
+
+// isIPv4 reports whether s is a dotted IPv4 address (digits and three
+// dots: no DNS name looks so, top-level domains are not numeric).
+func isIPv4[T ~string | ~[]byte](s T) bool {
+	dots, digits := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			if digits == 0 {
+				return false
+			}
+			dots, digits = dots+1, 0
+		case c >= '0' && c <= '9' && digits < 3:
+			digits++
+		default:
+			return false
+		}
+	}
+	return dots == 3 && digits > 0
+}
+
+// equalFold reports whether a equals b ignoring ASCII case.
+func equalFold[T ~string | ~[]byte](a T, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x >= 'A' && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if y >= 'A' && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,310 @@
+package handler
+
+// NOTE: interceptors, the middleware of a table. Every call — a single
+// request, each element of a batch, a notification, and the calls that
+// fail before any method runs (an invalid request, an unknown method, a
+// message that is not JSON, a batch too long, a caller without the
+// permission) — passes through the chain the table was given with Use,
+// where its method runs: on the event loop for inline methods and
+// faults, on a worker for blocking ones. A Call lives in the dispatch's
+// pooled state: the chain costs no allocation. Call.Next runs the rest
+// of the chain and then the call's terminal (the method, or the fault's
+// reply), recording the outcome for the interceptors outside.
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/jetrpc/jetrpc/parser"
+)
+
+// MaxInterceptors is the most interceptors a table takes.
+const MaxInterceptors = 64
+
+// Interceptor runs around every call of a table (Use). It sees the call
+// (its method name, id, params) and its context, which carries the
+// call's metadata (MetaFrom) and grants (GrantsFrom), and it may:
+//
+//   - refuse the call: return an error without calling Next; the error
+//     is the reply, as a method's would be (an *Error as it is);
+//   - run the rest: call call.Next(ctx) once, with ctx or a context
+//     derived from it (a deadline, values, WithGrants); after Next,
+//     call.Code, call.Err, call.Result and call.Duration tell the
+//     outcome; returning an error then replaces the reply with it;
+//   - only look: return nil without calling Next; the rest runs after it
+//     returns, with its ctx.
+//
+// Next must be called on the interceptor's goroutine, before it returns;
+// a second call does nothing. An interceptor runs where its call runs —
+// on the engine's event loop for inline methods and for faults — so
+// there it must not block. A panic in an interceptor is recovered,
+// logged and answered -32603, like a method's.
+type Interceptor func(ctx context.Context, call *Call) error
+
+// Use adds interceptors to the table's chain. The first one added is the
+// outermost: it sees each call first, and its outcome last. It panics if
+// the table has begun dispatching or the chain would pass
+// MaxInterceptors, as both are programming errors found at start-up.
+func (t *Table) Use(interceptors ...Interceptor) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sealed.Load() {
+		panic(ErrSealed)
+	}
+	for _, f := range interceptors {
+		if f == nil {
+			panic("jetrpc: handler.Table.Use: nil interceptor")
+		}
+	}
+	if len(t.chain)+len(interceptors) > MaxInterceptors {
+		panic(fmt.Sprintf("jetrpc: handler.Table.Use: more than %d interceptors", MaxInterceptors))
+	}
+	t.chain = append(t.chain, interceptors...)
+}
+
+// Call is one call as interceptors see it: a request (or notification),
+// a batch element, or a fault answered before any method could run. It
+// is valid until the interceptor it was given to returns, and must not
+// be kept.
+type Call struct {
+	t      *Table
+	st     *state
+	req    *parser.Request // nil for a fault of the whole message
+	m      *method         // nil for an unknown method or a fault
+	fault  *parser.Error   // the fault of the whole message, when req is nil
+	tooBig int             // the length of a batch over MaxBatch, when req and fault are nil
+	dst    []byte          // the reply so far; the call's reply starts at start
+	start  int
+	level  int    // the interceptor running now
+	called uint64 // the levels that called Next, by bit
+	code   Code
+	err    error
+	res    [2]int // the result's span in dst, on success
+	dur    time.Duration
+}
+
+// Method returns the method name ("" for a fault of the whole message).
+// For a registered method it is the registered name, which may be kept;
+// else the returned string is valid until the interceptor returns; copy
+// it (strings.Clone) to keep it.
+func (c *Call) Method() string {
+	switch {
+	case c.m != nil:
+		return c.m.info.Name
+	case c.req == nil:
+		return ""
+	case c.req.MethodEscaped:
+		c.st.name = c.req.AppendMethod(c.st.name[:0])
+		return view(c.st.name)
+	}
+	return view(c.req.Method)
+}
+
+// Registered reports whether the method is registered in the table.
+func (c *Call) Registered() bool { return c.m != nil }
+
+// ID returns the request's id as JSON (`1`, `"a"`), or nil for a
+// notification or a request whose id is unknown. The returned ID is valid
+// until the interceptor returns and must not be modified; copy it to keep
+// it.
+func (c *Call) ID() Raw {
+	if c.req == nil {
+		return nil
+	}
+	return Raw(c.req.ID)
+}
+
+// Params returns the params as JSON, or nil when absent. The returned
+// Params is valid until the interceptor returns and must not be modified;
+// copy it to keep it.
+func (c *Call) Params() Raw {
+	if c.req == nil {
+		return nil
+	}
+	return Raw(c.req.Params)
+}
+
+// Notification reports whether the call is a notification: it gets no
+// reply, whatever happens.
+func (c *Call) Notification() bool {
+	return c.req != nil && c.req.Notification && c.req.Err.OK()
+}
+
+// Fault returns the code of the call's fault when it cannot reach a
+// method at all — CodeParseError, CodeInvalidRequest or
+// CodeMethodNotFound — and 0 otherwise. It is known before Next.
+func (c *Call) Fault() Code {
+	switch {
+	case c.req == nil && c.fault != nil:
+		return c.fault.Code
+	case c.req == nil:
+		return CodeInvalidRequest // a batch too long
+	case !c.req.Err.OK():
+		return c.req.Err.Code
+	case c.m == nil:
+		return CodeMethodNotFound
+	}
+	return 0
+}
+
+// Next runs the rest of the chain and the call, with ctx as their
+// context. Afterwards Code, Err, Result and Duration tell the outcome.
+// Only the first call of each interceptor does anything.
+func (c *Call) Next(ctx context.Context) {
+	bit := uint64(1) << c.level
+	if c.called&bit != 0 {
+		return
+	}
+	c.called |= bit
+	c.from(ctx, c.level+1)
+}
+
+// Code returns the outcome's code, after Next: 0 for a result, else the
+// code of the error the reply carries (for a notification, the one it
+// would have carried).
+func (c *Call) Code() Code { return c.code }
+
+// Err returns the outcome's error, after Next: nil for a result; the
+// method's error as it returned it; ErrInvalidParams, ErrMethodNotFound,
+// ErrInvalidRequest, ErrParse, ErrForbidden or ErrInternal (a panic) for
+// the failures jetrpc answers; or the error an interceptor inside
+// returned.
+func (c *Call) Err() error { return c.err }
+
+// Result returns the result as JSON, after Next, when the call succeeded
+// and wants a reply; else nil. The returned Result is valid until the
+// interceptor returns and must not be modified; copy it to keep it.
+func (c *Call) Result() Raw {
+	if c.code != 0 || c.res[1] <= c.res[0] {
+		return nil
+	}
+	return Raw(c.dst[c.res[0]:c.res[1]])
+}
+
+// Duration returns how long the call itself took (the method, or the
+// fault's reply), after Next.
+func (c *Call) Duration() time.Duration { return c.dur }
+
+// from runs the chain from level i on, then the terminal.
+func (c *Call) from(ctx context.Context, i int) {
+	chain := c.t.chain
+	if i == len(chain) {
+		begin := time.Now()
+		c.terminal(ctx)
+		c.dur = time.Since(begin)
+		return
+	}
+	outer := c.level
+	c.level = i
+	err := chain[i](ctx, c)
+	c.level = outer
+	bit := uint64(1) << i
+	if c.called&bit == 0 {
+		c.called |= bit
+		if err == nil {
+			c.from(ctx, i+1)
+			return
+		}
+	}
+	if err != nil {
+		c.refuse(err)
+	}
+}
+
+// refuse replaces the call's reply with err.
+func (c *Call) refuse(err error) {
+	c.dst = c.dst[:c.start]
+	c.code, c.err, c.res = ErrorCode(err), err, [2]int{}
+	if e := asError(err); e != nil {
+		c.code = e.Code
+	}
+	if c.Notification() {
+		return
+	}
+	req := parser.Request{Version: parser.Version2}
+	if c.req != nil {
+		req.ID, req.Version, req.Method = c.req.ID, c.req.Version, c.req.Method
+	}
+	c.dst = c.t.appendHandlerError(c.st, c.dst, &req, err)
+}
+
+// terminal runs the call itself: the method, or the fault's reply.
+func (c *Call) terminal(ctx context.Context) {
+	st := c.st
+	switch {
+	case c.req == nil && c.fault != nil:
+		c.code, c.err = c.fault.Code, faultErr(c.fault.Code)
+		c.dst = AppendFault(c.dst, nil, c.fault)
+		return
+	case c.req == nil:
+		c.code, c.err = CodeInvalidRequest, ErrInvalidRequest
+		c.dst = appendTooLong(c.dst, c.tooBig, c.t.opts.MaxBatch)
+		return
+	}
+	st.req = c.req
+	st.code, st.err, st.res = 0, nil, [2]int{}
+	c.dst = c.t.invoke(ctx, st, c.dst, c.req, c.m)
+	c.code, c.err, c.res = st.code, st.err, st.res
+}
+
+// faultErr is the error of a fault's code.
+func faultErr(code Code) error {
+	switch code {
+	case CodeParseError:
+		return ErrParse
+	case CodeMethodNotFound:
+		return ErrMethodNotFound
+	}
+	return ErrInvalidRequest
+}
+
+// intercept runs one call through the chain and appends its reply.
+func (t *Table) intercept(ctx context.Context, st *state, dst []byte, c Call) (out []byte) {
+	c.t, c.st, c.dst, c.start = t, st, dst, len(dst)
+	st.call = c
+	call := &st.call
+	defer func() {
+		if v := recover(); v != nil {
+			t.opts.Logger.Error("jetrpc: interceptor panicked", "method", call.Method(), "panic", v, "stack", string(debug.Stack()))
+			call.level = len(t.chain) // Next does nothing now
+			call.refuse(ErrInternal)
+		}
+		out = call.dst
+		st.call = Call{}
+	}()
+	call.from(ctx, 0)
+	return call.dst
+}
+
+// invoke runs a valid request's method, or answers its fault: the
+// terminal of every call, with or without interceptors. It records the
+// outcome in st.code, st.err and st.res.
+func (t *Table) invoke(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
+	switch {
+	case !r.Err.OK():
+		st.code, st.err = r.Err.Code, faultErr(r.Err.Code)
+		return AppendFault(dst, r.ID, &r.Err)
+	case m == nil:
+		st.code, st.err = CodeMethodNotFound, ErrMethodNotFound
+		return notFound(dst, r)
+	case m.require != nil && !GrantsFrom(ctx).hasAll(m.require):
+		st.code, st.err = CodeForbidden, ErrForbidden
+		if r.Notification {
+			return dst
+		}
+		return appendErrorReply(dst, r.ID, r.Version, CodeForbidden, "Forbidden", m.forbidden, nil)
+	}
+	st.req = r
+	return m.impl.invoke(ctx, st, dst)
+}
+
+// call runs one request (or a fault) through the interceptors, if any,
+// and appends its reply.
+func (t *Table) call(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
+	if len(t.chain) == 0 {
+		return t.invoke(ctx, st, dst, r, m)
+	}
+	return t.intercept(ctx, st, dst, Call{req: r, m: m})
+}

@@ -1,0 +1,405 @@
+package handler
+
+// NOTE: call metadata. A transport describes who is calling in a Meta —
+// the transport, the addresses, the HTTP head (or the WebSocket upgrade's)
+// and the caller's grants — and hands it to the table inside a
+// CallContext, a context.Context it keeps and refills without allocating
+// (one per connection, or per job on a worker). Methods and interceptors
+// read it with MetaFrom. A Meta does not copy the head: its strings are
+// views of the transport's buffer, valid for the call.
+
+import (
+	"bytes"
+	"context"
+	"iter"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unsafe"
+)
+
+// Transport is the protocol a call arrived by.
+type Transport uint8
+
+// Transports.
+const (
+	// TransportInProcess: Table.Dispatch called directly, with no
+	// transport's metadata in the context.
+	TransportInProcess Transport = iota
+	// TransportHTTP: an HTTP request (the engine's HTTP/1.1, or net/http
+	// through HTTPHandler).
+	TransportHTTP
+	// TransportWebSocket: a WebSocket connection; the head is the upgrade
+	// request's, kept for the connection's life.
+	TransportWebSocket
+	// TransportStream: a stream of JSON messages over TCP or a Unix
+	// socket; there is no head.
+	TransportStream
+)
+
+// String returns "in-process", "http", "websocket" or "stream".
+func (t Transport) String() string {
+	switch t {
+	case TransportHTTP:
+		return "http"
+	case TransportWebSocket:
+		return "websocket"
+	case TransportStream:
+		return "stream"
+	}
+	return "in-process"
+}
+
+// Meta describes who is calling: what a transport knows of a call
+// besides its message. The zero value is an in-process call with nothing
+// known. A Meta is read-only for methods and interceptors; transports
+// fill it (SetHTTPHead, SetHTTPRequest, CopyTo).
+//
+// Its strings (Method, Target, Path, Query, Header, Headers) are views
+// of the transport's buffer: the returned string is valid until the call
+// returns; copy it (strings.Clone) to keep it.
+type Meta struct {
+	// Transport is the protocol of the call.
+	Transport Transport
+	// Remote and Local are the connection's addresses (nil in process;
+	// for net/http, Remote is parsed from http.Request.RemoteAddr and
+	// Local is the server's address, when net/http has it).
+	Remote, Local net.Addr
+	// Grants are the permissions the transport's Authorizer gave the
+	// caller, for methods registered with Require. See GrantsFrom, which
+	// also sees grants an interceptor added with WithGrants.
+	Grants Grants
+
+	head           []byte        // the HTTP request head (engine); nil otherwise
+	method, target string        // views of head, or of req
+	req            *http.Request // net/http's request (HTTPHandler); nil otherwise
+}
+
+// SetHTTPHead makes head the call's HTTP request: a complete request head
+// (optional empty lines, the request line, the header fields and the
+// blank line) that the transport has validated. m keeps head, not a copy:
+// it must stay unchanged for as long as m is used. For transports.
+func (m *Meta) SetHTTPHead(head []byte) {
+	m.head, m.req = head, nil
+	line := head
+	for len(line) >= 2 && line[0] == '\r' && line[1] == '\n' {
+		line = line[2:]
+	}
+	if k := bytes.IndexByte(line, '\n'); k >= 0 {
+		line = line[:k]
+	}
+	sp := bytes.IndexByte(line, ' ')
+	if sp < 0 {
+		m.method, m.target = "", ""
+		return
+	}
+	m.method = view(line[:sp])
+	rest := line[sp+1:]
+	if sp2 := bytes.IndexByte(rest, ' '); sp2 >= 0 {
+		rest = rest[:sp2]
+	}
+	m.target = view(rest)
+}
+
+// SetHTTPRequest makes r the call's HTTP request (net/http). For
+// transports.
+func (m *Meta) SetHTTPRequest(r *http.Request) {
+	m.head, m.req = nil, r
+	m.method, m.target = r.Method, r.RequestURI
+	if m.target == "" && r.URL != nil {
+		m.target = r.URL.RequestURI()
+	}
+}
+
+// CopyTo copies m into dst with its own copy of the head, made in buf
+// (grown as needed), and returns buf: a transport that runs the call on
+// another goroutine copies the head once, not each header. For
+// transports.
+func (m *Meta) CopyTo(dst *Meta, buf []byte) []byte {
+	*dst = *m
+	if m.head != nil {
+		buf = append(buf[:0], m.head...)
+		dst.SetHTTPHead(buf)
+	}
+	return buf
+}
+
+// view is a string viewing b, without a copy.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// Method returns the HTTP request method ("POST"; "GET" for a WebSocket
+// upgrade), or "" without HTTP. The returned string is valid until the
+// call returns; copy it (strings.Clone) to keep it.
+func (m *Meta) Method() string { return m.method }
+
+// Target returns the HTTP request target as sent ("/rpc?key=x"), or ""
+// without HTTP. The returned string is valid until the call returns;
+// copy it (strings.Clone) to keep it.
+func (m *Meta) Target() string { return m.target }
+
+// Path returns the target without its query ("/rpc"). The returned
+// string is valid until the call returns; copy it (strings.Clone) to keep
+// it.
+func (m *Meta) Path() string {
+	if k := strings.IndexByte(m.target, '?'); k >= 0 {
+		return m.target[:k]
+	}
+	return m.target
+}
+
+// Query returns the first value of the query parameter name in the
+// target, percent-decoded, or "" when there is none. The returned string
+// is valid until the call returns; copy it (strings.Clone) to keep it.
+func (m *Meta) Query(name string) string {
+	k := strings.IndexByte(m.target, '?')
+	if k < 0 {
+		return ""
+	}
+	q := m.target[k+1:]
+	for q != "" {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		key, value, _ := strings.Cut(pair, "=")
+		if key != name {
+			continue
+		}
+		if strings.ContainsAny(value, "%+") {
+			if v, err := url.QueryUnescape(value); err == nil {
+				return v
+			}
+		}
+		return value
+	}
+	return ""
+}
+
+// Header returns the first value of the header field name (matched
+// ignoring ASCII case), without leading and trailing white space, or ""
+// when the request has no such field or there is no HTTP. For a
+// WebSocket it reads the upgrade request. The returned string is valid
+// until the call returns; copy it (strings.Clone) to keep it.
+func (m *Meta) Header(name string) string {
+	if m.req != nil {
+		return m.req.Header.Get(name)
+	}
+	b := firstField(m.head)
+	for {
+		n, v, rest, ok := nextField(b)
+		if !ok {
+			return ""
+		}
+		if strings.EqualFold(n, name) {
+			return v
+		}
+		b = rest
+	}
+}
+
+// Headers yields every header field of the request, name as sent and
+// value trimmed, in order (net/http: in its map's order, one pair per
+// value). The yielded strings are valid until the call returns; copy
+// them (strings.Clone) to keep them.
+func (m *Meta) Headers() iter.Seq2[string, string] {
+	if m.req != nil {
+		return func(yield func(string, string) bool) {
+			for n, vs := range m.req.Header {
+				for _, v := range vs {
+					if !yield(n, v) {
+						return
+					}
+				}
+			}
+		}
+	}
+	return m.fields()
+}
+
+// fields iterates over the fields of m.head.
+func (m *Meta) fields() iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		b := firstField(m.head)
+		for {
+			name, value, rest, ok := nextField(b)
+			if !ok || !yield(name, value) {
+				return
+			}
+			b = rest
+		}
+	}
+}
+
+// firstField returns head from its first header field on.
+func firstField(head []byte) []byte {
+	for len(head) >= 2 && head[0] == '\r' && head[1] == '\n' {
+		head = head[2:]
+	}
+	k := bytes.IndexByte(head, '\n')
+	if k < 0 {
+		return nil
+	}
+	return head[k+1:] // past the request line
+}
+
+// nextField returns the field at the start of b, and what follows it;
+// ok is false at the blank line that ends the head.
+func nextField(b []byte) (name, value string, rest []byte, ok bool) {
+	k := bytes.IndexByte(b, '\n')
+	if k <= 0 {
+		return "", "", nil, false
+	}
+	line := b[:k]
+	if line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return "", "", nil, false // the blank line
+	}
+	return view(line[:colon]), view(trimOWS(line[colon+1:])), b[k+1:], true
+}
+
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// CallContext is the context.Context a transport passes with a call: its
+// Parent's deadline, cancellation and values, plus the call's Meta
+// (MetaFrom) and grants (GrantsFrom). A transport keeps one and refills
+// it call after call, so that the metadata costs no allocation; it must
+// not be changed while a call that was given it runs. Methods see it only
+// as a context.Context.
+type CallContext struct {
+	// Parent gives the deadline, the cancellation and other values; it
+	// must not be nil while the CallContext is in use.
+	Parent context.Context
+	// Meta is the call's metadata.
+	Meta Meta
+}
+
+var _ context.Context = (*CallContext)(nil)
+
+// Deadline returns Parent's deadline.
+func (c *CallContext) Deadline() (time.Time, bool) { return c.Parent.Deadline() }
+
+// Done returns Parent's Done channel.
+func (c *CallContext) Done() <-chan struct{} { return c.Parent.Done() }
+
+// Err returns Parent's error.
+func (c *CallContext) Err() error { return c.Parent.Err() }
+
+// Value returns the Meta and the grants for MetaFrom and GrantsFrom, and
+// Parent's values for every other key.
+func (c *CallContext) Value(key any) any {
+	switch key.(type) {
+	case metaKey:
+		return &c.Meta
+	case grantsKey:
+		return &c.Meta.Grants
+	}
+	return c.Parent.Value(key)
+}
+
+type (
+	metaKey   struct{}
+	grantsKey struct{}
+)
+
+// MetaFrom returns the metadata of the call whose context is ctx (or a
+// context derived from it): a zero Meta, TransportInProcess, when the
+// transport gave none (Table.Dispatch called directly). Its strings are
+// valid until the call returns; copy them (strings.Clone) to keep them.
+func MetaFrom(ctx context.Context) Meta {
+	if c, ok := ctx.(*CallContext); ok {
+		return c.Meta
+	}
+	if m, ok := ctx.Value(metaKey{}).(*Meta); ok {
+		return *m
+	}
+	return Meta{}
+}
+
+// Grants are the permissions a caller holds, by name; "*" holds every
+// permission. A transport's Authorizer returns them, and methods
+// registered with Require check them. A Grants value is shared, not
+// copied: it must not be modified once handed out.
+type Grants []string
+
+// Has reports whether g holds the permission perm (or "*").
+func (g Grants) Has(perm string) bool {
+	for _, p := range g {
+		if p == perm || p == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAll reports whether g holds every permission of perms.
+func (g Grants) hasAll(perms []string) bool {
+	for _, p := range perms {
+		if !g.Has(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// WithGrants returns a context whose calls hold g instead of the grants
+// their transport gave, for an interceptor that authenticates by itself
+// (say, from a token in the params).
+func WithGrants(ctx context.Context, g Grants) context.Context {
+	return context.WithValue(ctx, grantsKey{}, &g)
+}
+
+// GrantsFrom returns the grants of the call whose context is ctx: those
+// of the innermost WithGrants, else those its transport's Authorizer
+// gave, else none.
+func GrantsFrom(ctx context.Context) Grants {
+	if c, ok := ctx.(*CallContext); ok {
+		return c.Meta.Grants
+	}
+	if g, ok := ctx.Value(grantsKey{}).(*Grants); ok {
+		return *g
+	}
+	return nil
+}
+
+// Authorizer decides, from the head of an HTTP request (a JSON-RPC POST
+// or a WebSocket upgrade) or from the address of a stream connection,
+// whether the caller may go on, before any JSON-RPC is read: it returns
+// the caller's grants, or ErrUnauthenticated (answered 401 with
+// WWW-Authenticate: Bearer) or another error (answered 403). A stream
+// refused is closed. It runs on the transport's goroutine — the engine's
+// event loop — and must not block. Package handler/auth builds the
+// usual ones (API keys, geth's JWT).
+type Authorizer func(m *Meta) (Grants, error)
+
+// AuthStatus returns the HTTP status that answers an Authorizer's
+// error: 401 for ErrUnauthenticated (or an error wrapping it), else
+// 403.
+func AuthStatus(err error) int {
+	for e := err; e != nil; {
+		if e == ErrUnauthenticated {
+			return http.StatusUnauthorized
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		e = u.Unwrap()
+	}
+	return http.StatusForbidden
+}
