@@ -69,7 +69,7 @@ func corsOrigin(c *conn, origin []byte) string {
 func appendPreflight(c *conn, out []byte, r *http1.Request, keep bool) []byte {
 	origin := corsOrigin(c, r.Origin)
 	if origin == "" {
-		return appendStatus(out, http1.StatusForbidden, keep, r.Minor, "")
+		return appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, keep, r.Minor, "")
 	}
 	out = appendHeadStart(out, statusLine204, keep, r.Minor, origin)
 	out = append(out, c.e.preflight...)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/auth"
+	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/panjf2000/gnet/v2"
 )
@@ -58,6 +60,65 @@ func TestConn_zeroAllocs(t *testing.T) {
 		}
 		if got := testing.AllocsPerRun(200, step); got != 0 {
 			t.Errorf("%s: %v allocs per message, want 0", c.name, got)
+		}
+	}
+}
+
+// TestConn_zeroAllocsWithAccessChecks: with the access features on — a
+// no-op interceptor, a bearer-token check (API keys), CORS and a Host
+// allow list — a request to an inline method, one that needs a grant
+// and a preflight still allocate nothing; so does a message on a worker.
+func TestConn_zeroAllocsWithAccessChecks(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	const key = "0123456789abcdef0123456789abcdef"
+	tab := handler.NewTable()
+	demo.Register(tab)
+	handler.Register(tab, "admin_add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil },
+		handler.Inline(), handler.Require("admin"))
+	handler.Register(tab, "slowadd", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
+	tab.Use(func(ctx context.Context, call *handler.Call) error {
+		call.Next(ctx)
+		return nil
+	})
+	keys := auth.NewKeys(map[string]handler.Grants{key: {"admin"}})
+	cs, fc := newFakeConnOf(t, tab, WithCORS("https://app.example"), WithHosts("localhost"), WithAuthorize(keys.Authorize))
+	cs.e.workers = pool.NewWorkers(1, 16)
+	defer cs.e.workers.Close()
+	req := func(body string) string {
+		return "POST / HTTP/1.1\r\nHost: localhost:8080\r\nOrigin: https://app.example\r\nAuthorization: Bearer " + key +
+			"\r\nContent-Type: application/json\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n" + body
+	}
+	cases := []struct {
+		name, in, want string
+		worker         bool
+	}{
+		{"inline", req(`{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`), `{"jsonrpc":"2.0","result":42,"id":1}`, false},
+		{"granted", req(`{"jsonrpc":"2.0","method":"admin_add","params":[40,2],"id":1}`), `{"jsonrpc":"2.0","result":42,"id":1}`, false},
+		{"preflight", "OPTIONS / HTTP/1.1\r\nHost: localhost\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\n\r\n", "Access-Control-Max-Age", false},
+		{"worker", req(`{"jsonrpc":"2.0","method":"slowadd","params":[40,2],"id":1}`), `{"jsonrpc":"2.0","result":42,"id":1}`, true},
+	}
+	for _, c := range cases {
+		in := []byte(c.in)
+		step := func() {
+			fc.in, fc.out = in, fc.out[:0]
+			if cs.traffic() != gnet.None {
+				t.Fatalf("%s: connection closed", c.name)
+			}
+			if c.worker {
+				for !cs.mail.waking.Load() {
+					runtime.Gosched()
+				}
+				cs.traffic() // writes the reply
+			}
+		}
+		step()
+		if !bytes.Contains(fc.out, []byte(c.want)) || !bytes.Contains(fc.out, []byte("Access-Control-Allow-Origin: https://app.example")) {
+			t.Fatalf("%s: out %q", c.name, fc.out)
+		}
+		if got := testing.AllocsPerRun(200, step); got != 0 {
+			t.Errorf("%s: %v allocs per request, want 0", c.name, got)
 		}
 	}
 }

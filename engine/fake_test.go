@@ -54,7 +54,13 @@ var (
 func newFakeConn(t testing.TB) (*conn, *fakeConn) {
 	tab := handler.NewTable()
 	demo.Register(tab)
-	e := New(tab)
+	return newFakeConnOf(t, tab)
+}
+
+// newFakeConnOf returns a connection of an engine over tab, with opts,
+// that was not started.
+func newFakeConnOf(t testing.TB, tab *handler.Table, opts ...Option) (*conn, *fakeConn) {
+	e := New(tab, opts...)
 	e.baseCtx = context.Background()
 	fc := &fakeConn{}
 	cs := newConn(e, fc, &loopState{})

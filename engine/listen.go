@@ -85,6 +85,11 @@ func (e *Engine) accept(ln net.Listener) {
 			continue
 		}
 		pause = 0
+		if f := e.opts.AcceptConn; f != nil && !f(nc.RemoteAddr()) {
+			e.opts.Logger.Debug("jetrpc: connection refused", "remote", nc.RemoteAddr().String())
+			_ = nc.Close() // before gnet or the engine holds anything of it
+			continue
+		}
 		if e.nconns.Add(1) > int64(e.maxConns) || e.draining.Load() {
 			e.nconns.Add(-1) // over the limit (counted across listeners): refused at once
 			_ = nc.Close()

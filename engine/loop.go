@@ -22,10 +22,6 @@ var _ gnet.EventHandler = (*events)(nil)
 // OnOpen sets up a connection's state.
 func (ev *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	e := ev.e
-	if e.opts.AcceptConn != nil && !e.opts.AcceptConn(gc.RemoteAddr()) {
-		e.opts.Logger.Debug("jetrpc: connection refused", "remote", gc.RemoteAddr())
-		return nil, gnet.Close // before any state: OnClose finds no conn
-	}
 	c := newConn(e, gc, e.loopOf(gc.EventLoop()))
 	e.enroll(c)
 	gc.SetContext(c)

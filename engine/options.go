@@ -120,10 +120,10 @@ type Options struct {
 	// which defeats DNS rebinding. IP addresses and an empty Host always
 	// pass (see handler.HostAllowed).
 	Hosts []string
-	// AcceptConn, when set, is asked about each new connection before any
-	// byte of it is read; false closes it at once (IP allow and deny lists:
-	// handler/auth.IPFilter). It runs on the event loop and must not
-	// block.
+	// AcceptConn, when set, is asked about each new connection as it is
+	// accepted, before any byte of it is read; false closes it at once
+	// (IP allow and deny lists: handler/auth.IPFilter). It runs on the
+	// listener's accept goroutine, and a slow one slows accepting.
 	AcceptConn func(remote net.Addr) bool
 	// Authorize, when set, decides who may call, before any JSON-RPC is
 	// read: it is asked about the head of every HTTP request that carries

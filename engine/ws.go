@@ -64,8 +64,9 @@ func upgradeWS(c *conn, out, head []byte, r *http1.Request) ([]byte, codec) {
 	}{bytes.NewReader(head), sliceWriter{&out}}
 	var u ws.Upgrader
 	if offered := http1.Header(head, "sec-websocket-protocol"); offered != nil {
-		pick := pickProtocol(offered)
-		u.Protocol = func(p []byte) bool { return string(p) == pick }
+		if pick := pickProtocol(offered); pick != "" {
+			u.Protocol = func(p []byte) bool { return string(p) == pick }
+		}
 	}
 	if _, err := u.Upgrade(rw); err != nil {
 		return c.closeAfterFlush(out, closeProtocol), nil // gobwas wrote the refusal (400, 426)
@@ -78,11 +79,11 @@ func upgradeWS(c *conn, out, head []byte, r *http1.Request) ([]byte, codec) {
 
 // pickProtocol chooses the subprotocol to answer among those a client
 // offers (Sec-WebSocket-Protocol): the first that does not carry a token
-// (auth.ProtocolPrefix, "bearer.", a browser's way to send one), else
-// the first — a browser fails a handshake that offered subprotocols and
-// got none back.
+// (auth.ProtocolPrefix, "bearer.", a browser's way to send one), or none
+// — a token is never echoed back. A browser that offers subprotocols
+// fails a handshake answered with none of them: it offers "jsonrpc"
+// beside its token.
 func pickProtocol(offered []byte) string {
-	first := ""
 	for len(offered) > 0 {
 		var p []byte
 		if k := bytes.IndexByte(offered, ','); k >= 0 {
@@ -90,18 +91,11 @@ func pickProtocol(offered []byte) string {
 		} else {
 			p, offered = offered, nil
 		}
-		p = http1.TrimOWS(p)
-		if len(p) == 0 {
-			continue
-		}
-		if !bytes.HasPrefix(p, []byte("bearer.")) {
+		if p = http1.TrimOWS(p); len(p) > 0 && !bytes.HasPrefix(p, []byte("bearer.")) {
 			return string(p)
 		}
-		if first == "" {
-			first = string(p)
-		}
 	}
-	return first
+	return ""
 }
 
 func (w *wsCodec) open(c *conn) {

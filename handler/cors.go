@@ -74,27 +74,39 @@ func OriginAllowed[T ~string | ~[]byte](c *CORS, origin T) bool {
 // answer a preflight besides Access-Control-Allow-Origin: the allowed
 // methods, the allowed headers and the max age. Build it once.
 func (c *CORS) PreflightHeaders() string {
+	var b strings.Builder
+	b.WriteString("Access-Control-Allow-Methods: " + corsMethods + "\r\n")
+	if h := c.allowHeaders(); h != "" {
+		b.WriteString("Access-Control-Allow-Headers: " + h + "\r\n")
+	}
+	if age := c.maxAge(); age != "" {
+		b.WriteString("Access-Control-Max-Age: " + age + "\r\n")
+	}
+	return b.String()
+}
+
+// corsMethods are the methods a preflight allows.
+const corsMethods = "POST, GET, OPTIONS"
+
+// allowHeaders returns the Access-Control-Allow-Headers value.
+func (c *CORS) allowHeaders() string {
 	h := c.Headers
 	if h == nil {
 		h = DefaultCORSHeaders
 	}
-	var b strings.Builder
-	b.WriteString("Access-Control-Allow-Methods: POST, GET, OPTIONS\r\n")
-	if len(h) > 0 {
-		b.WriteString("Access-Control-Allow-Headers: ")
-		b.WriteString(strings.Join(h, ", "))
-		b.WriteString("\r\n")
-	}
+	return strings.Join(h, ", ")
+}
+
+// maxAge returns the Access-Control-Max-Age value, or "" for none.
+func (c *CORS) maxAge() string {
 	age := c.MaxAge
 	if age == 0 {
 		age = DefaultCORSMaxAge
 	}
-	if age > 0 {
-		b.WriteString("Access-Control-Max-Age: ")
-		b.WriteString(strconv.FormatInt(int64(age/time.Second), 10))
-		b.WriteString("\r\n")
+	if age < 0 {
+		return ""
 	}
-	return b.String()
+	return strconv.FormatInt(int64(age/time.Second), 10)
 }
 
 // HostAllowed reports whether an HTTP request's Host value (port

@@ -3,7 +3,9 @@ package handler
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 
 	"github.com/jetrpc/jetrpc/parser"
@@ -28,13 +30,16 @@ const HealthBody = `{"status":"ok"}`
 //	http.Handle("/rpc", handler.NewHTTPHandler(table))
 //
 // It follows the transport rules of JSON-RPC over HTTP, the same as the
-// engine's: POST with the message as body (AcceptableContentType; another
+// engine's: a Host not allowed → 403; a CORS preflight answered (CORS);
+// POST with the message as body (AcceptableContentType; another
 // type → 415); reply 200 application/json, or 204 No Content when there
 // is nothing to reply (notifications); a body over MaxBodySize → 413;
 // other methods → 405 with Allow: POST, except a health check
-// (IsHealthCheck) → 200 HealthBody. A JSON-RPC error is a 200 reply: the
-// error is in the body. The refusals carry HTTPErrorText. Safe for
-// concurrent use.
+// (IsHealthCheck) → 200 HealthBody; a caller the Authorizer refuses →
+// 401 or 403. A JSON-RPC error is a 200 reply: the error is in the body.
+// The refusals carry HTTPErrorText. Methods and interceptors see the
+// request in their Meta (MetaFrom: TransportHTTP, the addresses, the
+// headers). Safe for concurrent use.
 type HTTPHandler struct {
 	// Table serves the calls; immutable; never nil.
 	Table *Table
@@ -43,6 +48,16 @@ type HTTPHandler struct {
 	// HealthPath is the path where GET answers 200 HealthBody; "" means
 	// DefaultHealthPath, "-" turns it off.
 	HealthPath string
+	// CORS lets pages of other origins call, as the engine's option of
+	// that name: preflights answered, replies to allowed origins marked.
+	CORS CORS
+	// Hosts, when not empty, is the allow list of Host names (see
+	// HostAllowed): a request naming another host gets 403.
+	Hosts []string
+	// Authorize, when set, decides from each POST's metadata whether it
+	// may call (401 or 403 otherwise, see AuthStatus), and gives the
+	// grants of its calls.
+	Authorize Authorizer
 }
 
 // NewHTTPHandler returns an HTTPHandler over t with the defaults.
@@ -153,15 +168,36 @@ const (
 
 // httpError answers a refusal with its status and HTTPErrorText.
 func httpError(w http.ResponseWriter, status int) {
+	httpErrorText(w, status, HTTPErrorText(status))
+}
+
+// httpErrorText answers a refusal with its status and text.
+func httpErrorText(w http.ResponseWriter, status int, text string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = io.WriteString(w, HTTPErrorText(status))
+	_, _ = io.WriteString(w, text)
 }
 
 // ServeHTTP answers one HTTP request.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(h.Hosts) > 0 && !HostAllowed(h.Hosts, r.Host) {
+		httpErrorText(w, http.StatusForbidden, TextHostNotAllowed)
+		return
+	}
+	if h.CORS.Enabled() {
+		origin := r.Header.Get("Origin")
+		if v, ok := AllowOrigin(&h.CORS, origin); ok {
+			hdr := w.Header()
+			hdr.Set("Access-Control-Allow-Origin", v)
+			hdr.Add("Vary", "Origin")
+		}
+		if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.preflight(w, origin)
+			return
+		}
+	}
 	if r.Method != http.MethodPost {
 		if h.HealthPath != "-" && IsHealthCheck(r.Method, r.URL.Path, h.HealthPath) {
 			w.Header().Set("Content-Type", "application/json")
@@ -184,6 +220,25 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusRequestEntityTooLarge)
 		return
 	}
+	cc := &CallContext{Parent: r.Context()}
+	cc.Meta.Transport = TransportHTTP
+	cc.Meta.SetHTTPRequest(r)
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		cc.Meta.Remote = net.TCPAddrFromAddrPort(ap)
+	}
+	cc.Meta.Local, _ = r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if h.Authorize != nil {
+		g, err := h.Authorize(&cc.Meta)
+		if err != nil {
+			status := AuthStatus(err)
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+			}
+			httpError(w, status)
+			return
+		}
+		cc.Meta.Grants = g
+	}
 	body := pool.Requests.Get()
 	defer pool.Requests.Put(body)
 	if _, err := body.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
@@ -203,7 +258,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := pool.Responses.Get()
 	defer pool.Responses.Put(out)
-	out.B = h.Table.Dispatch(r.Context(), out.B, body.B)
+	out.B = h.Table.Dispatch(cc, out.B, body.B)
 	if len(out.B) == 0 {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -212,6 +267,25 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr["Content-Type"] = jsonContentType
 	hdr["Content-Length"] = []string{strconv.Itoa(len(out.B))}
 	_, _ = w.Write(out.B)
+}
+
+// preflight answers a CORS preflight: 204 with the allowed methods and
+// headers for an allowed origin (its Access-Control-Allow-Origin is set
+// already), 403 otherwise.
+func (h *HTTPHandler) preflight(w http.ResponseWriter, origin string) {
+	if _, ok := AllowOrigin(&h.CORS, origin); !ok {
+		httpErrorText(w, http.StatusForbidden, TextOriginNotAllowed)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Access-Control-Allow-Methods", corsMethods)
+	if v := h.CORS.allowHeaders(); v != "" {
+		hdr.Set("Access-Control-Allow-Headers", v)
+	}
+	if v := h.CORS.maxAge(); v != "" {
+		hdr.Set("Access-Control-Max-Age", v)
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 var jsonContentType = []string{"application/json"}

@@ -318,18 +318,22 @@ type (
 )
 
 // MetaFrom returns the metadata of the call whose context is ctx (or a
-// context derived from it): a zero Meta, TransportInProcess, when the
-// transport gave none (Table.Dispatch called directly). Its strings are
-// valid until the call returns; copy them (strings.Clone) to keep them.
-func MetaFrom(ctx context.Context) Meta {
+// context derived from it); never nil: a zero Meta, TransportInProcess,
+// when the transport gave none (Table.Dispatch called directly). It is
+// read-only, and its strings are valid until the call returns; copy
+// them (strings.Clone) to keep them.
+func MetaFrom(ctx context.Context) *Meta {
 	if c, ok := ctx.(*CallContext); ok {
-		return c.Meta
+		return &c.Meta
 	}
 	if m, ok := ctx.Value(metaKey{}).(*Meta); ok {
-		return *m
+		return m
 	}
-	return Meta{}
+	return &noMeta
 }
+
+// noMeta is the Meta of calls without one; read-only.
+var noMeta Meta
 
 // Grants are the permissions a caller holds, by name; "*" holds every
 // permission. A transport's Authorizer returns them, and methods

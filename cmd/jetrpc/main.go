@@ -98,7 +98,12 @@ func commandError(stderr io.Writer, err error) error {
 // serveFlags are the flags of jetrpc serve.
 type serveFlags struct {
 	addrs       []string // --listen and its aliases, in order; tcp:// or unix:// each
-	origins     []string
+	origins     []string // --cors and --ws-origin
+	vhosts      []string
+	jwtSecret   string
+	apiKeys     string
+	allowIP     []string
+	denyIP      []string
 	wsPath      string
 	ping        time.Duration
 	maxPush     int
@@ -138,8 +143,18 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.Var(listenFlag{addrs: &c.addrs, unix: true}, "unix", "the same as --listen unix://`path`: a Unix socket (repeatable; "+
 		"a stale socket file left by an earlier run is replaced)")
 	fs.BoolVar(&c.reusePort, "reuseport", false, "set SO_REUSEPORT so that several processes can share a TCP port")
-	fs.Var(stringsFlag{&c.origins}, "ws-origin", "browser `origin` allowed to open a WebSocket, "+
-		"such as https://example.com (repeatable; \"*\" or none given: any origin)")
+	fs.Var(stringsFlag{&c.origins}, "cors", "browser `origin` whose pages may call (CORS: preflights answered, replies marked) and "+
+		"open a WebSocket, such as https://app.example.com, or \"*\" for any (repeatable, or comma-separated). "+
+		"None given: no cross-origin calls, WebSockets from any origin")
+	fs.Var(stringsFlag{&c.origins}, "ws-origin", "an alias of --cors, kept for older scripts")
+	fs.Var(stringsFlag{&c.vhosts}, "vhosts", "`host` names a request's Host may carry (repeatable, or comma-separated; \"*\" for any); "+
+		"other names get 403, which defeats DNS rebinding. IP addresses always pass. Default: localhost")
+	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "require a JWT (HS256, iat within 60 s, as geth's engine API) signed with the 32-byte hex secret in `file`; "+
+		"its holders hold every permission")
+	fs.StringVar(&c.apiKeys, "api-keys", "", "require an API key from `file` (one per line: KEY [grant,grant...]) as a bearer token: "+
+		"Authorization: Bearer KEY, or for browsers' WebSocket the subprotocol bearer.KEY or ?access_token=KEY")
+	fs.Var(stringsFlag{&c.allowIP}, "allow-ip", "accept connections only from `cidr` (an address or a prefix; repeatable, or comma-separated)")
+	fs.Var(stringsFlag{&c.denyIP}, "deny-ip", "refuse connections from `cidr` (repeatable, or comma-separated; wins over --allow-ip)")
 	fs.StringVar(&c.wsPath, "ws-path", engine.DefaultWSPath, "the URL `path` where a GET with Upgrade: websocket opens a WebSocket")
 	fs.DurationVar(&c.ping, "ping-interval", engine.DefaultPingInterval, "ping a WebSocket client silent this long")
 	fs.IntVar(&c.maxBatch, "max-batch", handler.DefaultMaxBatch, "most requests in one batch")
@@ -172,8 +187,9 @@ var serveUsage = commandUsage{
 jetrpc serve runs the bundled JSON-RPC 2.0 server on gnet event loops.
 It answers the methods of the specification's examples (subtract, sum,
 update, notify_hello, notify_sum, get_data), the benchmark methods echo,
-add, sleep (a blocking method, run on a worker) and fail, and the
-subscription clock_subscribe/clock_unsubscribe (package handler/demo).
+add, sleep (a blocking method, run on a worker) and fail, the
+subscription clock_subscribe/clock_unsubscribe (package handler/demo),
+and admin_stats, which needs the "admin" grant (--api-keys, --jwt-secret).
 Every listener serves every protocol on one port, told apart by a
 connection's first byte: HTTP/1.1 (a POST to any path; GET /health answers
 200), WebSocket (a GET of --ws-path with Upgrade: websocket) and raw JSON
@@ -188,6 +204,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 	groups: []flagGroup{
 		{"listeners", []string{"listen", "http,tcp,ws", "unix", "reuseport"}},
 		{"WebSocket", []string{"ws-path", "ws-origin", "ping-interval"}},
+		{"access (see README: Putting it on the internet)", []string{"cors", "vhosts", "jwt-secret", "api-keys", "allow-ip", "deny-ip"}},
 		{"JSON-RPC", []string{"max-batch", "max-depth", "reject-v1"}},
 		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue"}},
 		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
@@ -241,10 +258,12 @@ func (s stringsFlag) String() string {
 }
 
 func (s stringsFlag) Set(v string) error {
-	if v == "" {
-		return errors.New("empty value")
+	for e := range strings.SplitSeq(v, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			return errors.New("empty value")
+		}
+		*s.list = append(*s.list, e)
 	}
-	*s.list = append(*s.list, v)
 	return nil
 }
 
@@ -319,6 +338,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.stopTimeout <= 0 {
 		return fmt.Errorf("serve: --stop-timeout %v must be positive", c.stopTimeout)
 	}
+	access, err := c.access()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	addrs := c.addrs
 	if len(addrs) == 0 {
 		addrs = []string{engine.DefaultAddr}
@@ -351,7 +374,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		handler.WithLogger(logger),
 	)
 	demo.Register(tab)
-	e := engine.New(tab,
+	var e *engine.Engine
+	registerAdmin(tab, func() int { return e.Conns() })
+	e = engine.New(tab, append([]engine.Option{
 		engine.WithAddrs(addrs...),
 		engine.WithLoops(c.loops),
 		engine.WithWorkers(messages),
@@ -363,11 +388,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		engine.WithMaxPendingOutput(c.maxPending),
 		engine.WithTimeouts(c.idle, c.readTO, c.writeTO),
 		engine.WithWSPath(c.wsPath),
-		engine.WithWSOrigins(c.origins...),
 		engine.WithPingInterval(c.ping),
 		engine.WithMaxPushQueue(c.maxPush),
 		engine.WithLogger(logger),
-	)
+	}, access...)...)
 	if err := e.Start(); err != nil {
 		return err
 	}

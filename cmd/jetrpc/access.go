@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"time"
+
+	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/auth"
+)
+
+// defaultVHosts is --vhosts when none is given: like geth, a server on
+// loopback answers browsers only under the name localhost (and IP
+// addresses), which defeats DNS rebinding.
+var defaultVHosts = []string{"localhost"}
+
+// access turns the access flags (--cors, --vhosts, --jwt-secret,
+// --api-keys, --allow-ip, --deny-ip) into engine options, reading the
+// secret and key files now, so that a bad file fails before serving.
+func (c *serveFlags) access() ([]engine.Option, error) {
+	var opts []engine.Option
+	if len(c.origins) > 0 {
+		opts = append(opts, engine.WithCORS(c.origins...))
+	}
+	hosts := c.vhosts
+	if len(hosts) == 0 {
+		hosts = defaultVHosts
+	}
+	opts = append(opts, engine.WithHosts(hosts...))
+	var authorizers []handler.Authorizer
+	if c.apiKeys != "" {
+		keys, err := auth.LoadKeys(c.apiKeys)
+		if err != nil {
+			return nil, err
+		}
+		if keys.Len() == 0 {
+			return nil, errors.New("--api-keys " + c.apiKeys + ": no key in the file")
+		}
+		authorizers = append(authorizers, keys.Authorize)
+	}
+	if c.jwtSecret != "" {
+		secret, err := auth.LoadJWTSecret(c.jwtSecret)
+		if err != nil {
+			return nil, err
+		}
+		authorizers = append(authorizers, auth.NewJWT(secret, handler.Grants{"*"}).Authorize)
+	}
+	if len(authorizers) > 0 {
+		opts = append(opts, engine.WithAuthorize(auth.Any(authorizers...)))
+	}
+	if len(c.allowIP) > 0 || len(c.denyIP) > 0 {
+		f, err := auth.NewIPFilter(c.allowIP, c.denyIP)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, engine.WithAcceptConn(f.Allowed))
+	}
+	return opts, nil
+}
+
+// adminStats is the result of admin_stats.
+type adminStats struct {
+	Connections   int     `json:"connections"`
+	Goroutines    int     `json:"goroutines"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+	Caller        struct {
+		Transport string `json:"transport"`
+		Remote    string `json:"remote"`
+	} `json:"caller"`
+}
+
+// registerAdmin registers admin_stats, the demo of a method that needs a
+// grant: the server's connections, goroutines and uptime, and who asked.
+func registerAdmin(tab *handler.Table, conns func() int) {
+	start := time.Now()
+	handler.RegisterNoParams(tab, "admin_stats", func(ctx context.Context) (adminStats, error) {
+		var s adminStats
+		s.Connections = conns()
+		s.Goroutines = runtime.NumGoroutine()
+		s.UptimeSeconds = time.Since(start).Seconds()
+		m := handler.MetaFrom(ctx)
+		s.Caller.Transport = m.Transport.String()
+		if m.Remote != nil {
+			s.Caller.Remote = m.Remote.String()
+		}
+		return s, nil
+	}, handler.Inline(), handler.Require("admin"), handler.Description("server statistics; needs the admin grant"))
+}

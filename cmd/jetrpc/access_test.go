@@ -1,0 +1,167 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetrpc/jetrpc/handler/auth"
+)
+
+// postAs posts body to url with the given headers and returns the status
+// and the body of the reply.
+func postAs(t *testing.T, url, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestServe_apiKeysAndAdmin: with --api-keys a call needs a key, and
+// admin_stats needs a key that grants admin; a raw stream, which cannot
+// carry a key, is refused.
+func TestServe_apiKeysAndAdmin(t *testing.T) {
+	const admin, user = "admin-key-0123456789abcdef", "user-key-0123456789abcdef"
+	keys := writeFile(t, "keys", "# demo keys\n"+admin+" admin\n"+user+"\n")
+	urls := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--api-keys", keys)[0])
+	stats := `{"jsonrpc":"2.0","method":"admin_stats","id":1}`
+	if st, body := postAs(t, urls["http"], addCall); st != 401 {
+		t.Errorf("no key: %d %q", st, body)
+	}
+	if st, body := postAs(t, urls["http"], addCall, "Authorization", "Bearer "+user); st != 200 || body != addReply {
+		t.Errorf("user key: %d %q", st, body)
+	}
+	if st, body := postAs(t, urls["http"], stats, "Authorization", "Bearer "+user); st != 200 || !strings.Contains(body, `"code":-32003`) {
+		t.Errorf("user key, admin_stats: %d %q", st, body)
+	}
+	if st, body := postAs(t, urls["http"], stats, "Authorization", "Bearer "+admin); st != 200 || !strings.Contains(body, `"connections":`) || !strings.Contains(body, `"transport":"http"`) {
+		t.Errorf("admin key, admin_stats: %d %q", st, body)
+	}
+	addr := strings.TrimPrefix(urls["tcp"], "tcp://")
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	_, _ = io.WriteString(c, addCall+"\n")
+	if got, _ := io.ReadAll(c); !strings.Contains(string(got), `"code":-32003`) {
+		t.Errorf("stream: %q", got)
+	}
+}
+
+// TestServe_jwtSecret: --jwt-secret accepts a fresh token signed with the
+// secret, and refuses a stale one or one signed with another secret.
+func TestServe_jwtSecret(t *testing.T) {
+	secret := strings.Repeat("ab", 32)
+	file := writeFile(t, "jwt.hex", "0x"+secret+"\n")
+	urls := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--jwt-secret", file)[0])
+	key, err := auth.LoadJWTSecret(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(secret []byte, iat time.Time) string {
+		tok, err := auth.NewJWTToken(secret, iat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Bearer " + tok
+	}
+	stats := `{"jsonrpc":"2.0","method":"admin_stats","id":1}`
+	if st, body := postAs(t, urls["http"], stats, "Authorization", token(key, time.Now())); st != 200 || !strings.Contains(body, `"connections":`) {
+		t.Errorf("fresh token: %d %q", st, body)
+	}
+	if st, _ := postAs(t, urls["http"], stats, "Authorization", token(key, time.Now().Add(-2*time.Minute))); st != 401 {
+		t.Errorf("stale token: %d", st)
+	}
+	other := []byte(strings.Repeat("cd", 32))
+	if st, _ := postAs(t, urls["http"], stats, "Authorization", token(other, time.Now())); st != 401 {
+		t.Errorf("wrong secret: %d", st)
+	}
+}
+
+// TestServe_corsAndVHosts: --cors answers preflights and marks replies;
+// the default --vhosts refuses names other than localhost but lets IP
+// addresses through.
+func TestServe_corsAndVHosts(t *testing.T) {
+	urls := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--cors", "https://app.example,https://other.example")[0])
+	req, _ := http.NewRequest("OPTIONS", urls["http"], nil)
+	req.Header.Set("Origin", "https://other.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "https://other.example" {
+		t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	if st, body := postAs(t, urls["http"], addCall, "Host", "evil.example"); st != 403 || body != "invalid host specified\n" {
+		t.Errorf("evil host: %d %q", st, body)
+	}
+	if st, _ := postAs(t, urls["http"], addCall, "Host", "localhost:1"); st != 200 {
+		t.Errorf("localhost: %d", st)
+	}
+	_ = startServe(t, 1, "--listen", "127.0.0.1:0", "--vhosts", "*")
+}
+
+// TestServe_ipFilter: --deny-ip refuses loopback connections before
+// they are read; --allow-ip admits them.
+func TestServe_ipFilter(t *testing.T) {
+	denied := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--deny-ip", "127.0.0.0/8")[0])
+	if _, err := http.Post(denied["http"], "application/json", strings.NewReader(addCall)); err == nil {
+		t.Error("denied address was served")
+	}
+	allowed := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--allow-ip", "127.0.0.1", "--allow-ip", "::1")[0])
+	callHTTP(t, allowed["http"])
+}
+
+// TestServe_accessFlagErrors: a bad file or CIDR fails before serving.
+func TestServe_accessFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--api-keys", filepath.Join(t.TempDir(), "missing")},
+		{"--api-keys", writeFile(t, "short", "short\n")},
+		{"--api-keys", writeFile(t, "empty", "# nothing\n")},
+		{"--jwt-secret", writeFile(t, "bad", "not hex\n")},
+		{"--allow-ip", "10.0.0.0/33"},
+		{"--deny-ip", "nope"},
+	} {
+		var out, errOut syncBuffer
+		if err := run(t.Context(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &out, &errOut); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+		if strings.Contains(out.String(), "serving") {
+			t.Errorf("%q: served", args)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/jetrpc/jetrpc/handler"
+)
+
+// MinKeyLength is the shortest API key, in bytes, that LoadKeys accepts.
+// Keys should be random: 16 bytes of crypto/rand, hex-encoded, make a
+// 32-byte key.
+const MinKeyLength = 16
+
+// Refusals of Keys.Authorize, built once (no allocation when refusing).
+var (
+	errNoToken    = fmt.Errorf("%w: no bearer token", handler.ErrUnauthenticated)
+	errUnknownKey = fmt.Errorf("%w: unknown API key", handler.ErrUnauthenticated)
+)
+
+// Keys is a set of API keys, each with its grants: a caller presenting
+// one as its bearer token (see Token) is given the key's grants. Build
+// it with NewKeys or LoadKeys; it is immutable from then on, and its
+// methods are safe from any goroutine.
+//
+// Keys are held as their SHA-256 digests only. Looking a presented token
+// up hashes it and finds the digest in a map; the map's comparisons
+// (hashing and equality of 32-byte digests) take time that depends on
+// the digests, not on the keys, and an attacker who cannot invert
+// SHA-256 cannot choose a token whose digest shares a prefix with a
+// key's digest. So the lookup is constant-time in the key material: its
+// timing leaks nothing that helps guess a key byte by byte, unlike a
+// string comparison or a map keyed by the keys themselves.
+type Keys struct {
+	byDigest map[[sha256.Size]byte]handler.Grants // immutable; never nil
+}
+
+// NewKeys returns the set of the keys of keys, each with its grants (nil
+// grants: the key authenticates but grants nothing). The keys are used
+// as given: choose them long and random (see MinKeyLength). The grants
+// are shared, not copied, and must not be modified afterwards; keys
+// itself is not kept. An empty key is never matched, since Authorize
+// refuses a request without a token. NewKeys(nil) refuses everyone.
+func NewKeys(keys map[string]handler.Grants) *Keys {
+	k := &Keys{byDigest: make(map[[sha256.Size]byte]handler.Grants, len(keys))}
+	for key, g := range keys {
+		if key != "" {
+			k.byDigest[sha256.Sum256([]byte(key))] = g
+		}
+	}
+	return k
+}
+
+// Len returns the number of keys in k.
+func (k *Keys) Len() int { return len(k.byDigest) }
+
+// Authorize returns the grants of the API key that m's request presents
+// as its bearer token (Token: the Authorization header, a WebSocket
+// subprotocol or the access_token query parameter), or an error
+// wrapping handler.ErrUnauthenticated when it presents none or one that
+// is not in k. A stream connection, which has no request head, is
+// always refused. The method value k.Authorize is a handler.Authorizer.
+//
+// It does not allocate when the key is in the Authorization header, so
+// that it may run for every request on the engine's event loop. Safe
+// from any goroutine.
+func (k *Keys) Authorize(m *handler.Meta) (handler.Grants, error) {
+	t := Token(m)
+	if t == "" {
+		return nil, errNoToken
+	}
+	// sha256.Sum256 only reads its argument: viewing the string's bytes
+	// saves the copy that []byte(t) would make for a long token.
+	g, ok := k.byDigest[sha256.Sum256(unsafe.Slice(unsafe.StringData(t), len(t)))]
+	if !ok {
+		return nil, errUnknownKey
+	}
+	return g, nil
+}
+
+// LoadKeys reads a keys file and returns its keys. The file holds one
+// key per line, optionally followed by white space and the key's grants
+// as a comma-separated list (white space around the commas is ignored):
+//
+//	# operators
+//	4f1c0a3e5b2d49c8a6e7f0b1c2d3e4f5 admin,read
+//	9a8b7c6d5e4f30211203948576afbecd read
+//	0123456789abcdef0123456789abcdef
+//
+// A key without a list gets no grants (nil): it authenticates, but
+// methods registered with handler.Require refuse it. Blank lines and
+// lines whose first non-blank character is '#' are ignored, and a '#'
+// after the key starts a comment. A key must be at least MinKeyLength
+// bytes of printable ASCII and appear once; a violation, or an empty or
+// blank grant in a list, is an error naming the file and line (never the
+// key).
+func LoadKeys(path string) (*Keys, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("jetrpc: reading keys file: %w", err)
+	}
+	return parseKeys(path, data)
+}
+
+// parseKeys parses the keys file text data, named name in errors.
+func parseKeys(name string, data []byte) (*Keys, error) {
+	k := &Keys{byDigest: make(map[[sha256.Size]byte]handler.Grants)}
+	firstLine := make(map[[sha256.Size]byte]int)
+	text := string(data)
+	for n := 1; text != ""; n++ {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		key, grants, err := parseKeyLine(line)
+		if err != nil {
+			return nil, &KeysError{File: name, Line: n, Err: err}
+		}
+		if key == "" {
+			continue
+		}
+		d := sha256.Sum256([]byte(key))
+		if first, dup := firstLine[d]; dup {
+			return nil, &KeysError{File: name, Line: n, Err: fmt.Errorf("duplicate key (first on line %d)", first)}
+		}
+		firstLine[d] = n
+		k.byDigest[d] = grants
+	}
+	return k, nil
+}
+
+// parseKeyLine parses one line of a keys file: key "" for a blank line
+// or a comment.
+func parseKeyLine(line string) (key string, g handler.Grants, err error) {
+	line = strings.TrimSpace(line)
+	if line == "" || line[0] == '#' {
+		return "", nil, nil
+	}
+	key, rest := line, ""
+	if i := strings.IndexAny(line, " \t"); i >= 0 {
+		key, rest = line[:i], line[i+1:]
+	}
+	if len(key) < MinKeyLength {
+		return "", nil, fmt.Errorf("key shorter than %d bytes", MinKeyLength)
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] <= ' ' || key[i] >= 0x7f {
+			return "", nil, errors.New("key holds a byte that is not printable ASCII")
+		}
+	}
+	if i := strings.IndexByte(rest, '#'); i >= 0 {
+		rest = rest[:i]
+	}
+	rest = strings.TrimSpace(rest)
+	if rest == "" {
+		return key, nil, nil
+	}
+	for p := range strings.SplitSeq(rest, ",") {
+		p = strings.TrimSpace(p)
+		switch {
+		case p == "":
+			return "", nil, errors.New("empty grant in list")
+		case strings.ContainsAny(p, " \t"):
+			return "", nil, fmt.Errorf("grant %s holds white space (separate grants with commas)", strconv.Quote(p))
+		}
+		g = append(g, p)
+	}
+	return key, g, nil
+}
+
+// KeysError is an error in a keys file (LoadKeys).
+type KeysError struct {
+	File string // the file's path
+	Line int    // 1-based
+	Err  error  // what is wrong
+}
+
+// Error returns "jetrpc: keys file FILE:LINE: ERR".
+func (e *KeysError) Error() string {
+	return "jetrpc: keys file " + e.File + ":" + strconv.Itoa(e.Line) + ": " + e.Err.Error()
+}
+
+// Unwrap returns e.Err.
+func (e *KeysError) Unwrap() error { return e.Err }
