@@ -464,6 +464,4 @@ func TestInterceptors_overTheEngine(t *testing.T) {
 	}
 }
 
-
-
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -11,6 +11,7 @@ package handler
 import (
 	"bytes"
 	"context"
+	"errors"
 	"iter"
 	"net"
 	"net/http"
@@ -307,7 +308,9 @@ func (c *CallContext) Value(key any) any {
 	case metaKey:
 		return &c.Meta
 	case grantsKey:
-		return &c.Meta.Grants
+		if c.Meta.Grants != nil {
+			return &c.Meta.Grants
+		}
 	}
 	return c.Parent.Value(key)
 }
@@ -369,10 +372,10 @@ func WithGrants(ctx context.Context, g Grants) context.Context {
 }
 
 // GrantsFrom returns the grants of the call whose context is ctx: those
-// of the innermost WithGrants, else those its transport's Authorizer
-// gave, else none.
+// of the innermost WithGrants or transport's Authorizer (a CallContext's
+// Meta.Grants, when not nil), else none.
 func GrantsFrom(ctx context.Context) Grants {
-	if c, ok := ctx.(*CallContext); ok {
+	if c, ok := ctx.(*CallContext); ok && c.Meta.Grants != nil {
 		return c.Meta.Grants
 	}
 	if g, ok := ctx.Value(grantsKey{}).(*Grants); ok {
@@ -395,15 +398,8 @@ type Authorizer func(m *Meta) (Grants, error)
 // error: 401 for ErrUnauthenticated (or an error wrapping it), else
 // 403.
 func AuthStatus(err error) int {
-	for e := err; e != nil; {
-		if e == ErrUnauthenticated {
-			return http.StatusUnauthorized
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			break
-		}
-		e = u.Unwrap()
+	if errors.Is(err, ErrUnauthenticated) {
+		return http.StatusUnauthorized
 	}
 	return http.StatusForbidden
 }
