@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -19,16 +20,22 @@ func TestWorker_zeroAllocs(t *testing.T) {
 		name   string
 		target string
 		batch  int
+		auth   bool // Config.Header and a JWT
 	}{
-		{"http", "http://127.0.0.1:1/", 1},
-		{"http batch", "http://127.0.0.1:1/", 3},
-		{"stream", "tcp://127.0.0.1:1", 1},
-		{"stream batch", "tcp://127.0.0.1:1", 3},
-		{"websocket", "ws://127.0.0.1:1/", 1},
-		{"websocket batch", "ws://127.0.0.1:1/", 3},
-		{"stream batch of 100", "tcp://127.0.0.1:1", 100},
+		{"http", "http://127.0.0.1:1/", 1, false},
+		{"http batch", "http://127.0.0.1:1/", 3, false},
+		{"http with headers and a JWT", "http://127.0.0.1:1/", 1, true},
+		{"stream", "tcp://127.0.0.1:1", 1, false},
+		{"stream batch", "tcp://127.0.0.1:1", 3, false},
+		{"websocket", "ws://127.0.0.1:1/", 1, false},
+		{"websocket batch", "ws://127.0.0.1:1/", 3, false},
+		{"stream batch of 100", "tcp://127.0.0.1:1", 100, false},
 	} {
 		cfg := Config{Target: c.target, Batch: c.batch}
+		if c.auth {
+			cfg.Header = http.Header{"X-Api-Key": {"k"}}
+			cfg.JWTSecret = make([]byte, 32)
+		}
 		if err := cfg.fill(); err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +44,14 @@ func TestWorker_zeroAllocs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &runner{cfg: cfg, t: tg, msgs: msgs}
+		r := newRunner(cfg, tg, msgs)
+		if c.auth {
+			token, err := mintJWT(cfg.JWTSecret, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.setToken(token)
+		}
 		w := newWorker(r, 0)
 		reply := func(body []byte, first uint64) []byte {
 			if c.batch > 1 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -77,6 +78,32 @@ type Config struct {
 	Timeout time.Duration
 	// Progress, when set, receives a line each second.
 	Progress io.Writer
+
+	// Header holds extra headers sent with every HTTP request and with
+	// the WebSocket upgrade request (not with the frames after it); nil
+	// means none. Names are written as the map holds them (http.Header's
+	// Add and Set make them canonical), in sorted order. A name must be
+	// an HTTP token and a value must hold no control character but tab
+	// (no CR or LF); the headers the tool writes itself (Host,
+	// Content-Length, Content-Type, Transfer-Encoding, Connection,
+	// Upgrade, Sec-WebSocket-*) are refused, and so is Authorization with
+	// a JWTSecret. A tcp:// or unix:// target has no headers: Header or
+	// JWTSecret with one is an error. ParseHeader reads "Name: Value".
+	Header http.Header
+	// JWTSecret, when set, is the key of the HS256 JWT sent as
+	// "Authorization: Bearer <token>", whose only claim is iat, the
+	// authentication of Ethereum's Engine API (geth's node.NewJWTAuth);
+	// ParseJWTSecret reads geth's jwt.hex. nil or empty means none. The
+	// token is minted before the first connection is opened and again
+	// every JWTRefresh: HTTP requests carry the token current when they
+	// are built, a WebSocket the one current at its (re)connection.
+	JWTSecret []byte
+	// JWTRefresh is how often the JWT is re-minted with a fresh iat;
+	// default DefaultJWTRefresh, a negative value is an error. Servers
+	// accept an iat within a window (geth: ±60 s), so it must stay
+	// shorter than that window; an interval under a second only mints
+	// the same iat again.
+	JWTRefresh time.Duration
 }
 
 // target is a parsed Config.Target.
@@ -142,6 +169,8 @@ func (c *Config) fill() error {
 		return errors.New("jetrpc bench: batches of more than 10000 calls")
 	case c.Pipeline > 4096:
 		return errors.New("jetrpc bench: a pipeline deeper than 4096")
+	case c.JWTRefresh < 0:
+		return errors.New("jetrpc bench: a negative JWT refresh interval")
 	}
 	if c.Conns == 0 {
 		c.Conns = DefaultConns
@@ -169,6 +198,9 @@ func (c *Config) fill() error {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.JWTRefresh == 0 {
+		c.JWTRefresh = DefaultJWTRefresh
 	}
 	return nil
 }

@@ -22,6 +22,13 @@
 // so a closed loop whose every message is a notification is refused: use
 // an open loop (Config.Rate).
 //
+// Servers that want authentication get Config.Header, sent with every
+// HTTP request and with the WebSocket upgrade request, and
+// Config.JWTSecret: an HS256 JWT with a fresh iat in an Authorization
+// header, re-minted every Config.JWTRefresh (the Engine API's scheme, as
+// geth checks it). A tcp:// or unix:// stream has no headers to carry
+// them.
+//
 // At the end of the measured window Run waits, up to Config.Timeout, for
 // the replies in flight (a healthy server answers at once; only a stalled
 // one makes Run overrun the window, by Timeout at most). The measured
@@ -49,8 +56,9 @@
 // # Buffer lifetimes
 //
 // Each connection reuses one write buffer and one read buffer; requests
-// are built from templates with the ids patched in, replies are checked in
-// place. A request costs no allocation in steady state.
+// are built from templates with the ids patched in, behind an HTTP head
+// built once per JWT (swapped atomically when the token is re-minted);
+// replies are checked in place. A request costs no allocation in steady state.
 //
 // # Limits
 //

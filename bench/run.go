@@ -108,6 +108,17 @@ type runner struct {
 	perConn  float64     // open loop: requests per second per connection
 	stopping atomic.Bool // no more sends (closed loop); set at the end, or with halted
 	halted   atomic.Bool // stopped before the end: ctx done, or the request budget spent
+	headers  []byte      // Config.Header as header lines; immutable
+	// head is what every HTTP request starts with (header.go); never nil,
+	// replaced whole when the JWT is re-minted: atomic only.
+	head atomic.Pointer[httpHead]
+}
+
+// newRunner returns the runner of a load test; cfg is filled and checked.
+func newRunner(cfg Config, t target, msgs []message) *runner {
+	r := &runner{cfg: cfg, t: t, msgs: msgs, headers: appendHeaders(nil, cfg.Header)}
+	r.setToken("")
+	return r
 }
 
 // halt stops the run before its end. Safe from any goroutine.
@@ -129,6 +140,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.checkHeaders(&t); err != nil {
+		return nil, err
+	}
 	var msgs []message
 	if cfg.Bodies != nil {
 		msgs, err = messagesFromBodies(cfg.Bodies)
@@ -142,7 +156,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, errors.New("jetrpc bench: every message is a notification, and over a stream the server " +
 			"never answers notifications: a closed loop has nothing to wait for; set -rate (an open loop)")
 	}
-	r := &runner{cfg: cfg, t: t, msgs: msgs}
+	r := newRunner(cfg, t, msgs)
+	stopJWT, err := r.startJWT()
+	if err != nil {
+		return nil, err
+	}
+	defer stopJWT()
 	r.budget.Store(cfg.Requests)
 	if cfg.Rate > 0 {
 		r.perConn = cfg.Rate / float64(cfg.Conns)
@@ -220,7 +239,7 @@ func (w *worker) dial() bool {
 		_ = tc.SetNoDelay(true)
 	}
 	if w.r.t.ws {
-		if err := handshakeWS(c, &w.r.t, 5*time.Second); err != nil {
+		if err := handshakeWS(c, &w.r.t, w.r.upgradeHeader(), 5*time.Second); err != nil {
 			_ = c.Close()
 			w.fail(ErrWebSocket, true)
 			return false
@@ -411,11 +430,7 @@ func (w *worker) push(intended time.Time) {
 	}
 	w.next = first + uint64(m.holes)
 	if r.t.http {
-		w.wbuf = append(w.wbuf, "POST "...)
-		w.wbuf = append(w.wbuf, r.t.path...)
-		w.wbuf = append(w.wbuf, " HTTP/1.1\r\nHost: "...)
-		w.wbuf = append(w.wbuf, r.t.host...)
-		w.wbuf = append(w.wbuf, "\r\nContent-Type: application/json\r\nContent-Length: "...)
+		w.wbuf = append(w.wbuf, r.head.Load().text...)
 		w.wbuf = strconv.AppendInt(w.wbuf, int64(m.bodyLen(first)), 10)
 		w.wbuf = append(w.wbuf, "\r\n\r\n"...)
 		w.wbuf = m.appendBody(w.wbuf, first)

@@ -239,7 +239,8 @@ func TestWorker_lostCountsRequests(t *testing.T) {
 	}
 	tg, _ := parseTarget(cfg.Target)
 	msgs, _ := messagesFromFlags(cfg.Method, cfg.Params, cfg.Batch, cfg.Notify)
-	r := &runner{cfg: cfg, t: tg, msgs: msgs, start: time.Now().Add(-time.Second)}
+	r := newRunner(cfg, tg, msgs)
+	r.start = time.Now().Add(-time.Second)
 	w := newWorker(r, 0)
 	for range 3 {
 		w.push(time.Now())

@@ -10,17 +10,23 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/gobwas/ws"
 )
 
 // handshakeWS upgrades nc to a WebSocket at the target's URL, with
-// gobwas/ws's client handshake (it checks the 101 and the accept key).
-func handshakeWS(nc net.Conn, t *target, timeout time.Duration) error {
+// gobwas/ws's client handshake (it checks the 101 and the accept key),
+// sending the extra headers h (nil for none) with the upgrade request.
+func handshakeWS(nc net.Conn, t *target, h http.Header, timeout time.Duration) error {
 	_ = nc.SetDeadline(time.Now().Add(timeout))
 	defer nc.SetDeadline(time.Time{})
-	br, _, err := ws.Dialer{}.Upgrade(nc, t.wsURL)
+	d := ws.Dialer{}
+	if h != nil {
+		d.Header = ws.HandshakeHeaderHTTP(h)
+	}
+	br, _, err := d.Upgrade(nc, t.wsURL)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func TestConsumeWS_longPing(t *testing.T) {
 	}
 	tg, _ := parseTarget(cfg.Target)
 	msgs, _ := messagesFromFlags(cfg.Method, cfg.Params, cfg.Batch, cfg.Notify)
-	w := newWorker(&runner{cfg: cfg, t: tg, msgs: msgs}, 0)
+	w := newWorker(newRunner(cfg, tg, msgs), 0)
 	ping := append([]byte{0x89, 126, 0, 200}, make([]byte, 200)...)
 	if _, bad := w.consumeWS(ping); !bad || len(w.pong) != 0 {
 		t.Fatalf("ping of 200 bytes: bad %v, pong %d bytes", bad, len(w.pong))

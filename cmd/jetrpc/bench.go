@@ -5,12 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/jetrpc/jetrpc/bench"
@@ -39,11 +43,17 @@ stream). With no target it starts the bundled server in-process on a free
 loopback port and measures it for 5s; that server shares the CPU with the
 load generator, so for a fairer figure run jetrpc serve in its own process
 on its own core (see the examples).
+
+A server that wants authentication gets -header lines and, with
+-jwt-secret, an Engine API JWT (geth's authrpc port) with every HTTP
+request and with the WebSocket upgrade; a tcp:// or unix:// stream has no
+headers to carry them.
 `,
 	groups: []flagGroup{
 		{"load", []string{"c", "d", "n", "warmup", "rate", "pipeline"}},
 		{"requests", []string{"method", "params", "batch", "notify", "bodies"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
+		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"output", []string{"json", "plot", "q"}},
 	},
 	examples: `  jetrpc bench                                      # the in-process server, 5s
@@ -55,6 +65,8 @@ on its own core (see the examples).
   jetrpc serve --listen unix:///tmp/jetrpc.sock &   # then, over the socket:
   jetrpc bench -notify 0.2 -rate 5000 unix:///tmp/jetrpc.sock
   jetrpc bench -json -q -d 5s http://127.0.0.1:8080/ > result.json
+  jetrpc bench -header 'X-API-Key: s3cret' -header 'X-Tenant: a' ws://127.0.0.1:8080/
+  jetrpc bench -jwt-secret jwt.hex -method eth_chainId -params '[]' http://127.0.0.1:8551/  # geth's auth port
 `,
 }
 
@@ -85,6 +97,10 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.BoolVar(&cfg.ExpectError, "expect-error", false, "the calls are expected to fail")
 	fs.BoolVar(&cfg.NoCheck, "no-check", false, "frame replies without checking them (for fixed-reply ceiling servers)")
 	fs.DurationVar(&cfg.Timeout, "timeout", bench.DefaultTimeout, "longest wait for a reply; also the most the run waits after the end for replies in flight")
+	fs.Var(headerFlag{&cfg.Header}, "header", "send `header`, written 'Name: Value', with every HTTP request and the WebSocket upgrade; "+
+		"repeatable (Host, Content-Length, Content-Type, Transfer-Encoding, Connection, Upgrade and Sec-WebSocket-* are the tool's own)")
+	fs.Var(jwtSecretFlag{&cfg.JWTSecret, new(string)}, "jwt-secret", "send Authorization: Bearer with an HS256 JWT signed with the 32-byte hex secret in `file` "+
+		"(geth's jwt.hex), its iat renewed every "+bench.DefaultJWTRefresh.String()+", as the Engine API wants")
 	fs.BoolVar(&b.asJSON, "json", false, "print the result as JSON")
 	fs.StringVar(&b.plot, "plot", "", "write the latency distribution chart to this SVG `file`")
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
@@ -108,6 +124,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := checkBenchFlags(fs, &cfg); err != nil {
 		return err
+	}
+	if err := checkAuthFlags(&cfg, fs.Arg(0)); err != nil {
+		return usageError(fs, &benchUsage, stderr, err)
 	}
 	if b.bodies != "" {
 		b, err := readBodies(b.bodies)
@@ -167,6 +186,79 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if res.TotalErrors() > 0 {
 		return fmt.Errorf("%d errors: the server did not answer right", res.TotalErrors())
+	}
+	return nil
+}
+
+// headerFlag is -header: each use adds a header to *h, checked by
+// bench.ParseHeader.
+type headerFlag struct{ h *http.Header }
+
+func (f headerFlag) String() string {
+	if f.h == nil {
+		return ""
+	}
+	var lines []string
+	for name, values := range *f.h {
+		for _, v := range values {
+			lines = append(lines, name+": "+v)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, ", ")
+}
+
+func (f headerFlag) Set(s string) error {
+	name, value, err := bench.ParseHeader(s)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
+	}
+	if *f.h == nil {
+		*f.h = http.Header{}
+	}
+	f.h.Add(name, value)
+	return nil
+}
+
+// jwtSecretFlag is -jwt-secret: the file is read, and its secret checked,
+// when the flag is parsed.
+type jwtSecretFlag struct {
+	secret *[]byte
+	path   *string
+}
+
+func (f jwtSecretFlag) String() string {
+	if f.path == nil {
+		return ""
+	}
+	return *f.path
+}
+
+func (f jwtSecretFlag) Set(path string) error {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	secret, err := bench.ParseJWTSecret(text)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
+	}
+	*f.secret, *f.path = secret, path
+	return nil
+}
+
+// checkAuthFlags refuses -header and -jwt-secret where they cannot be
+// sent: over a raw stream target, and an Authorization header next to
+// the JWT that would replace it.
+func checkAuthFlags(cfg *bench.Config, target string) error {
+	if len(cfg.Header) == 0 && len(cfg.JWTSecret) == 0 {
+		return nil
+	}
+	if strings.HasPrefix(target, "tcp://") || strings.HasPrefix(target, "unix://") {
+		return fmt.Errorf("-header and -jwt-secret need an http:// or ws:// target; %s is a raw stream, which has no headers", target)
+	}
+	if len(cfg.JWTSecret) > 0 && len(cfg.Header.Values("Authorization")) > 0 {
+		return errors.New("-header Authorization and -jwt-secret: the JWT is sent as the Authorization header")
 	}
 	return nil
 }

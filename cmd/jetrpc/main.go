@@ -104,6 +104,7 @@ type serveFlags struct {
 	apiKeys     string
 	allowIP     []string
 	denyIP      []string
+	logSlow     time.Duration
 	wsPath      string
 	ping        time.Duration
 	maxPush     int
@@ -176,6 +177,8 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&c.workers, "workers", pool.DefaultWorkers, "worker goroutines for blocking methods, per pool: one pool runs messages, one batch elements")
 	fs.IntVar(&c.queue, "queue", pool.DefaultQueue, "messages waiting for a worker before requests are answered \"Server busy\"")
 	fs.BoolVar(&c.verbose, "v", false, "log debug messages")
+	fs.DurationVar(&c.logSlow, "log-slow", 0, "log every call that takes longer than this `duration` (method, code, caller; 0: off), "+
+		"from an interceptor that sees every call")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to `file` until the server stops")
 	return fs, c
 }
@@ -209,7 +212,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue"}},
 		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
 		{"event loops and workers", []string{"loops", "workers", "queue"}},
-		{"logging and profiling", []string{"v", "cpuprofile"}},
+		{"logging and profiling", []string{"v", "log-slow", "cpuprofile"}},
 	},
 	examples: `  jetrpc serve                                      # http://, ws:// and tcp://127.0.0.1:8080
   curl -s localhost:8080 -H 'Content-Type: application/json' \
@@ -338,6 +341,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.stopTimeout <= 0 {
 		return fmt.Errorf("serve: --stop-timeout %v must be positive", c.stopTimeout)
 	}
+	if c.logSlow < 0 {
+		return fmt.Errorf("serve: --log-slow %v must not be negative", c.logSlow)
+	}
 	access, err := c.access()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -374,6 +380,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		handler.WithLogger(logger),
 	)
 	demo.Register(tab)
+	if c.logSlow > 0 {
+		tab.Use(slowCalls(logger, c.logSlow))
+	}
 	var e *engine.Engine
 	registerAdmin(tab, func() int { return e.Conns() })
 	e = engine.New(tab, append([]engine.Option{

@@ -21,7 +21,8 @@ const usage = `usage: jetrpc <command> [flags]
 commands:
   serve   run the bundled JSON-RPC 2.0 server (HTTP/1.1, WebSocket and JSON
           streams on one port; 127.0.0.1:8080 by default)
-  bench   load-test a JSON-RPC server, or the bundled one in-process
+  bench   load-test a JSON-RPC server, or the bundled one in-process; with
+          -header or -jwt-secret, one that wants authentication
   help    print this text, or a command's: jetrpc help serve
 
 Run jetrpc <command> -h for a command's flags and examples.

@@ -35,3 +35,25 @@ func TestUsage_groups(t *testing.T) {
 		})
 	}
 }
+
+// TestUsage_benchAuth: bench -h shows -header and -jwt-secret in their
+// group, with their argument names, and jetrpc's own usage mentions them.
+func TestUsage_benchAuth(t *testing.T) {
+	fs, _ := newBenchFlags(new(bench.Config))
+	var b strings.Builder
+	benchUsage.write(&b, fs)
+	for _, want := range []string{
+		"\nauthentication (http:// and ws:// targets):\n  -header HEADER\n        send HEADER, written 'Name: Value',",
+		"\n  -jwt-secret FILE\n        send Authorization: Bearer with an HS256 JWT",
+		"renewed every 30s",
+		"Sec-WebSocket-*",
+		"  jetrpc bench -jwt-secret jwt.hex ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("bench usage lacks %q:\n%s", want, b.String())
+		}
+	}
+	if !strings.Contains(usage, "-header or -jwt-secret") {
+		t.Errorf("jetrpc usage does not mention -header and -jwt-secret:\n%s", usage)
+	}
+}
