@@ -47,10 +47,10 @@ func (c *conn) authorizeStream(out []byte) []byte {
 	return c.closeAfterFlush(out, closeProtocol)
 }
 
-// hostAllowed applies Options.Hosts to a request head.
-func hostAllowed(c *conn, head []byte) bool {
+// hostAllowed applies Options.Hosts to a request.
+func hostAllowed(c *conn, r *http1.Request) bool {
 	hosts := c.e.opts.Hosts
-	return len(hosts) == 0 || handler.HostAllowed(hosts, http1.Header(head, "host"))
+	return len(hosts) == 0 || handler.HostAllowed(hosts, r.Host)
 }
 
 // corsOrigin returns the Access-Control-Allow-Origin value for a request

@@ -2,11 +2,15 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gobwas/ws"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/auth"
+	"github.com/jetrpc/jetrpc/handler/demo"
 )
 
 // BenchmarkConn_traffic measures the engine's own code per message — the
@@ -61,5 +65,63 @@ func BenchmarkConn_traffic(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*c.n), "ns/msg")
 		})
+	}
+}
+
+// BenchmarkConn_access measures what the access features cost per
+// message: the same requests (with Authorization, Origin and Host
+// headers) to an engine without them ("off") and with a no-op
+// interceptor, an API-key bearer check, CORS and a Host allow list
+// ("on"). Streams carry no head: theirs is the interceptor alone.
+func BenchmarkConn_access(b *testing.B) {
+	const key = "0123456789abcdef0123456789abcdef"
+	add := `{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`
+	httpReq := "POST / HTTP/1.1\r\nHost: localhost:8080\r\nUser-Agent: bench\r\nOrigin: https://app.example\r\nAuthorization: Bearer " + key +
+		"\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(add)) + "\r\n\r\n" + add
+	for _, c := range []struct {
+		name string
+		in   string
+		n    int
+	}{
+		{"http/single", httpReq, 1},
+		{"http/pipelined16", strings.Repeat(httpReq, 16), 16},
+		{"stream/pipelined16", strings.Repeat(add+"\n", 16), 16},
+	} {
+		for _, on := range []bool{false, true} {
+			name := c.name + "/off"
+			if on {
+				name = c.name + "/on"
+			}
+			b.Run(name, func(b *testing.B) {
+				tab := handler.NewTable()
+				demo.Register(tab)
+				var opts []Option
+				if on {
+					tab.Use(func(ctx context.Context, call *handler.Call) error {
+						call.Next(ctx)
+						return nil
+					})
+					keys := auth.NewKeys(map[string]handler.Grants{key: {"admin"}})
+					loopback, _ := auth.NewIPFilter([]string{"127.0.0.0/8"}, nil) // streams, which carry no key
+					opts = []Option{WithCORS("https://app.example"), WithHosts("localhost"), WithAuthorize(auth.Any(keys.Authorize, loopback.Authorize))}
+				}
+				cs, fc := newFakeConnOf(b, tab, opts...)
+				in := []byte(c.in)
+				step := func() {
+					fc.in, fc.out = in, fc.out[:0]
+					cs.traffic()
+				}
+				step()
+				if len(fc.in) != 0 || !bytes.Contains(fc.out, []byte(`"result":42,"id":1}`)) {
+					b.Fatalf("out %.200q, left %d", fc.out, len(fc.in))
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					step()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*c.n), "ns/msg")
+			})
+		}
 	}
 }

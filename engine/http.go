@@ -95,7 +95,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			}
 			off += r.HeadLen
 			c.clearPartial()
-			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !hostAllowed(c, h.head) {
+			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !hostAllowed(c, r) {
 				out = h.answerHead(c, out)
 				continue
 			}
@@ -170,7 +170,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	keep := r.KeepAlive && !r.HasBody()
 	mark := len(out)
 	switch {
-	case !hostAllowed(c, h.head):
+	case !hostAllowed(c, r):
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, keep, r.Minor, h.origin)
 	case string(r.Method) == "POST" && !handler.AcceptableContentType(r.ContentType):
 		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.origin)
@@ -211,7 +211,7 @@ func (h *httpCodec) refuseCaller(c *conn, out []byte, status int) []byte {
 func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 	r := &h.req
 	switch {
-	case !hostAllowed(c, h.head):
+	case !hostAllowed(c, r):
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	case !handler.OriginAllowed(&c.e.opts.CORS, r.Origin):

@@ -196,7 +196,7 @@ func (m *Meta) Header(name string) string {
 		if !ok {
 			return ""
 		}
-		if strings.EqualFold(n, name) {
+		if len(n) == len(name) && strings.EqualFold(n, name) {
 			return v
 		}
 		b = rest

@@ -15,6 +15,11 @@
 # tcp16-sleep0 (sleep {"ms":0}: blocking, returns at once; compare with
 # add, which is inline). The load generator is NEW_BIN's bench. Every
 # target is 127.0.0.1; each run is bounded by SECONDS.
+#
+# OLD_FLAGS and NEW_FLAGS add serve flags to each side (the same binary
+# may be both, to compare configurations); BENCH_FLAGS adds bench flags
+# to every run (say --header 'Authorization: Bearer KEY'; it is eval'd,
+# so quote as in a shell).
 set -euo pipefail
 old=${1:?old binary}; new=${2:?new binary}
 rounds=${3:-3}; secs=${4:-3}
@@ -39,14 +44,17 @@ args() {
 
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 
-one() { # one BIN SCENARIO: prints "req/s cpu_us_per_req"
+one() { # one BIN SCENARIO SIDE: prints "req/s cpu_us_per_req"
   local bin=$1 s=$2 log pid a t0 t1 out reqs
   port=$((port + 1)); a=127.0.0.1:$port
   log=$(mktemp)
-  taskset -c 0 "$bin" serve --http "$a" --loops 1 >"$log" 2>&1 &
+  local flags=${OLD_FLAGS:-}
+  if [ "$3" = new ]; then flags=${NEW_FLAGS:-}; fi
+  # exec: the background job is the server itself, whose CPU time is read
+  eval "exec taskset -c 0 \"\$bin\" serve --http \"\$a\" --loops 1 $flags" >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q serving "$log" && break; sleep 0.05; done
-  eval "taskset -c 1 $new bench -q -json -warmup 1s -d ${secs}s $(args "$s" "$a")" >"$log.json" &
+  eval "taskset -c 1 $new bench -q -json -warmup 1s -d ${secs}s ${BENCH_FLAGS:-} $(args "$s" "$a")" >"$log.json" &
   local bp=$!
   sleep 1 # the warm-up
   t0=$(ticks "$pid")
@@ -65,7 +73,7 @@ for r in $(seq "$rounds"); do
   for s in "${scenarios[@]}"; do
     for which in old new; do
       bin=$old; [ $which = new ] && bin=$new
-      line=$(one "$bin" "$s")
+      line=$(one "$bin" "$s" "$which")
       printf "%-14s round %d  %s %s\n" "$s" "$r" "$which" "$line"
       echo "$s $which $line" >>"$results"
     done

@@ -12,7 +12,9 @@
 # Scenarios (default: all): http1 http16 tcp1 tcp16 ws1, and each with
 # -sleep0 (sleep {"ms":0}: the blocking class, run on a worker). Needs
 # valgrind; every target is 127.0.0.1. The load generator is NEW_BIN's
-# bench, run with -c 16.
+# bench, run with -c 16. OLD_FLAGS and NEW_FLAGS add serve flags to each
+# side (the same binary may be both, to compare configurations);
+# BENCH_FLAGS adds bench flags (eval'd: quote as in a shell).
 set -euo pipefail
 set -f # the params are words with brackets, not globs
 old=${1:?old binary}; new=${2:?new binary}; n=${3:-10000}
@@ -25,8 +27,8 @@ tmp=$(mktemp -d)
 trap 'pkill -9 -f "valgrind.bin.*jetrpc-instr" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
 target() { # target SCENARIO ADDR: the bench flags of a scenario
-  local s=$1 a=$2 m="-method add -params [1,2]"
-  case $s in *-sleep0) m='-method sleep -params {"ms":0}' ;; esac
+  local s=$1 a=$2 m="-method add -params '[1,2]'"
+  case $s in *-sleep0) m="-method sleep -params '{\"ms\":0}'" ;; esac
   case ${s%-sleep0} in
     http1) echo "$m -pipeline 1 http://$a/" ;;
     http16) echo "$m -pipeline 16 http://$a/" ;;
@@ -40,20 +42,19 @@ target() { # target SCENARIO ADDR: the bench flags of a scenario
 # total FILE: the instructions of a callgrind dump.
 total() { awk '/^totals:/ {print $2}' "$1"; }
 
-one() { # one BIN SCENARIO: prints instructions per request
-  local bin=$1 s=$2 a pid out t
+one() { # one BIN SCENARIO FLAGS: prints instructions per request
+  local bin=$1 s=$2 flags=$3 a pid out t
   port=$((port + 1)); a=127.0.0.1:$port
   out=$tmp/cg.$port
   cp "$bin" "$tmp/jetrpc-instr"
-  GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$out" \
-    "$tmp/jetrpc-instr" serve --http "$a" --loops 1 >"$tmp/log" 2>&1 & # --http: old binaries have no --listen
+  # --http: old binaries have no --listen
+  eval "GODEBUG=asyncpreemptoff=1 exec valgrind --tool=callgrind --callgrind-out-file=\"\$out\" \
+    \"\$tmp/jetrpc-instr\" serve --http \"\$a\" --loops 1 $flags" >"$tmp/log" 2>&1 &
   for _ in $(seq 300); do grep -q serving "$tmp/log" && break; sleep 0.1; done
   pid=$(pgrep -f "valgrind.bin.*--http $a")
-  # shellcheck disable=SC2046
-  "$new" bench -q -c 16 -warmup 0 -n 2000 $(target "$s" "$a") >/dev/null
+  eval "\"\$new\" bench -q -c 16 -warmup 0 -n 2000 ${BENCH_FLAGS:-} $(target "$s" "$a")" >/dev/null
   callgrind_control -d "$pid" >/dev/null 2>&1 # zero the counters
-  # shellcheck disable=SC2046
-  "$new" bench -q -c 16 -warmup 0 -n "$n" $(target "$s" "$a") >"$tmp/bench" || { cat "$tmp/bench" >&2; exit 1; }
+  eval "\"\$new\" bench -q -c 16 -warmup 0 -n \"\$n\" ${BENCH_FLAGS:-} $(target "$s" "$a")" >"$tmp/bench" || { cat "$tmp/bench" >&2; exit 1; }
   callgrind_control -d "$pid" >/dev/null 2>&1
   kill -9 "$pid"; wait "$pid" 2>/dev/null || true
   t=$(total "$out.2")
@@ -63,6 +64,6 @@ one() { # one BIN SCENARIO: prints instructions per request
 
 printf "%-14s %12s %12s %8s\n" scenario "old instr/req" "new instr/req" "new/old"
 for s in "${scenarios[@]}"; do
-  o=$(one "$old" "$s"); w=$(one "$new" "$s")
+  o=$(one "$old" "$s" "${OLD_FLAGS:-}"); w=$(one "$new" "$s" "${NEW_FLAGS:-}")
   awk -v s="$s" -v o="$o" -v w="$w" 'BEGIN { printf "%-14s %12d %12d %8.2f\n", s, o, w, w / o }'
 done

@@ -26,6 +26,7 @@ type Request struct {
 	WSKey       []byte // the Sec-WebSocket-Key value; nil when absent
 	WSVersion   []byte // the Sec-WebSocket-Version value; nil when absent
 	Origin      []byte // the Origin value; nil when absent
+	Host        []byte // the Host value; nil when absent (HTTP/1.0)
 	HeadLen     int    // bytes of the head: the request line, the fields and the blank line (and empty lines before the request line)
 	BodyLen     int64  // the Content-Length, or -1 when absent
 	Minor       int    // the minor version: HTTP/1.Minor, 0 or 1
@@ -238,6 +239,7 @@ func parseLines(b []byte, r *Request) int {
 			r.ContentType = value
 		case EqualFold(name, "host"):
 			hosts++
+			r.Host = value
 		case EqualFold(name, "expect"):
 			if EqualFold(value, "100-continue") && r.Minor == 1 {
 				r.Expect100 = true // an HTTP/1.0 client's expectation is ignored (RFC 9110 10.1.1)
