@@ -36,7 +36,7 @@
 //
 // A GET with "Upgrade: websocket" on Options.WSPath (default "/") becomes
 // a WebSocket (RFC 6455; the handshake is github.com/gobwas/ws's, the
-// origin checked against Options.WSOrigins). Each text or binary message
+// origin checked against Options.CORS.Origins). Each text or binary message
 // is one JSON-RPC message or batch; every reply and every server message
 // is a text message (JSON is UTF-8, and a browser hands a binary message
 // to onmessage as a Blob); replies may come in any order. Fragmented messages, ping/pong and
@@ -63,6 +63,28 @@
 // handler.ErrConnClosed. A server message queued while a request runs is
 // written before the replies to the requests after it. Over a WebSocket,
 // Send refuses a message that is not valid UTF-8 (handler.ErrNotUTF8).
+//
+// # Who is calling
+//
+// Every method and interceptor finds the call's metadata in its context
+// (handler.MetaFrom): the transport, the remote and local addresses, and
+// over HTTP the request's method, target and headers — over a WebSocket
+// those of its upgrade request, kept for the connection's life. The
+// engine fills it in a handler.CallContext of the connection, and copies
+// an HTTP request's head once into the job of a message that runs on a
+// worker: asking costs nothing, and the strings are views valid until the
+// call returns. Access is decided in three places, each before the next:
+//
+//   - the connection: Options.AcceptConn sees its address as it is
+//     accepted, before any byte is read (IP lists: handler/auth.IPFilter);
+//   - the head: Options.Hosts refuses other Host names (403, DNS
+//     rebinding), Options.CORS answers preflights and marks replies to
+//     allowed origins (and bounds WebSocket origins), and
+//     Options.Authorize decides from the head of each HTTP call, each
+//     WebSocket upgrade and each stream connection (401, 403, or for a
+//     stream one -32003 error and close) and gives the caller's grants;
+//   - the call: the table's interceptors (handler.Table.Use) and the
+//     permissions a method requires (handler.Require).
 //
 // # Terminology
 //

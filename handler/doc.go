@@ -85,12 +85,37 @@
 // answers true; the subscription also ends when its connection closes.
 // Notifications never precede the subscribe reply.
 //
+// # Call metadata and interceptors
+//
+// A transport describes who is calling in a Meta — the transport, the
+// addresses, the HTTP head (a WebSocket's upgrade head), the caller's
+// Grants — carried by a CallContext it reuses call after call; methods
+// and interceptors read it with MetaFrom, without allocating. Interceptors
+// (Use) run around every call, in the order added (the first sees the
+// call first and its outcome last): single requests, each element of a
+// batch, notifications, and the calls that fail before any method runs
+// (invalid request, unknown method, invalid params, a message that is not
+// JSON). An interceptor may refuse a call with an error, replace its
+// context (a deadline, values, WithGrants), and read its outcome after
+// Call.Next (Code, Err, Result, Duration). It runs where its call runs:
+// on the engine's event loop for inline methods and faults, where it must
+// not block. A method registered with Require runs only for callers that
+// hold the permissions (GrantsFrom); others get CodeForbidden (-32003).
+// An Authorizer (package handler/auth builds them) gives the grants from
+// a request's head.
+//
 // # Buffer lifetimes
 //
 // Dispatch reads the message only until it returns and appends the reply
 // to the caller's buffer. A method whose params are Raw receives a slice
 // of the message: it is valid until the method returns and must not be
 // modified; copy it to keep it. Strings decoded from params are copies.
+// The strings of a Meta, and a Call's ID, Params and Result, are views of
+// the transport's buffers, valid until the call (or the interceptor)
+// returns. The context a method gets is reused by its transport for later
+// calls once the method returns: a goroutine that outlives the call must
+// take what it needs first (ConnFrom(ctx).Context() is the connection's
+// own, for the connection's life).
 //
 // # Limits
 //
