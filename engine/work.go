@@ -134,7 +134,7 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 	j.seq = c.work.seq + 1
 	c.mail.submitted.Store(j.seq) // before the job can run: a push it causes waits for its reply
 	if !c.e.workers.TrySubmit(j) {
-		out = j.p.Busy(out)
+		out = j.p.Busy(j.ctx, out)
 		j.release()
 		return out, nil
 	}

@@ -147,7 +147,7 @@ func TestPending_zeroAllocs(t *testing.T) {
 					t.Fatalf("%s: outcome %v", name, oc)
 				}
 				if busy {
-					buf = later.Busy(buf)
+					buf = later.Busy(context.Background(), buf)
 				} else {
 					buf = later.Run(ctx, buf)
 				}
@@ -193,5 +193,112 @@ func TestPending_takeKeepsScratch(t *testing.T) {
 	step()
 	if got := testing.AllocsPerRun(200, step); got != 0 {
 		t.Errorf("%v allocs per inline and deferred pair, want 0", got)
+	}
+}
+
+// TestUse_zeroAllocs: a call through an interceptor that calls Next —
+// inline, a fault, a batch, a notification, and a blocking method
+// deferred and run from its Pending — allocates nothing.
+func TestUse_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	tab := addTable(t)
+	var calls int
+	tab.Use(func(ctx context.Context, c *handler.Call) error {
+		c.Next(ctx)
+		if c.Method() != "" && c.Code() == 0 {
+			calls++
+		}
+		return nil
+	})
+	cases := map[string]string{
+		"add":              `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`,
+		"notification":     `{"jsonrpc":"2.0","method":"add","params":[1,2]}`,
+		"method not found": `{"jsonrpc":"2.0","method":"nope","id":1}`,
+		"escaped unknown":  `{"jsonrpc":"2.0","method":"a\u0062c","id":1}`,
+		"invalid params":   `{"jsonrpc":"2.0","method":"add","params":[1],"id":1}`,
+		"parse error":      `{"jsonrpc":`,
+		"batch":            `[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},1,{"jsonrpc":"2.0","method":"add","params":[3,4],"id":2}]`,
+	}
+	assertNoAllocs(t, tab, cases, true)
+	if calls == 0 {
+		t.Fatal("the interceptor never saw a call")
+	}
+	ctx := context.Background()
+	buf := make([]byte, 0, 4096)
+	msg := []byte(`[{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"add","params":[3,4],"id":2}]`)
+	var later handler.Pending
+	step := func() {
+		var oc handler.Outcome
+		if buf, oc = tab.DispatchInline(ctx, buf[:0], msg, &later); oc != handler.Deferred {
+			t.Fatalf("outcome %v", oc)
+		}
+		buf = later.Run(ctx, buf)
+	}
+	step()
+	if got := testing.AllocsPerRun(200, step); got != 0 {
+		t.Errorf("%v allocs per deferred batch through an interceptor, want 0 (reply %s)", got, buf)
+	}
+}
+
+// TestMetaFrom_zeroAllocs: a transport's CallContext as the context, with
+// the method and an interceptor reading a header of its Meta, allocates
+// nothing; nor does Require, granted or refused.
+func TestMetaFrom_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	tab := handler.NewTable()
+	handler.RegisterNoParams(tab, "auth", func(ctx context.Context) (bool, error) {
+		m := handler.MetaFrom(ctx)
+		return m.Header("Authorization") == "Bearer t" && m.Path() == "/rpc" && m.Query("k") == "v", nil
+	}, handler.Inline())
+	handler.RegisterNoParams(tab, "admin", func(context.Context) (int, error) { return 1, nil }, handler.Inline(), handler.Require("admin"))
+	handler.RegisterNoParams(tab, "root", func(context.Context) (int, error) { return 1, nil }, handler.Inline(), handler.Require("root"))
+	var seen bool
+	tab.Use(func(ctx context.Context, c *handler.Call) error {
+		m := handler.MetaFrom(ctx)
+		seen = m.Header("x-user") == "ann" && handler.GrantsFrom(ctx).Has("admin")
+		c.Next(ctx)
+		return nil
+	})
+	cc := &handler.CallContext{Parent: context.Background()}
+	cc.Meta.Transport = handler.TransportHTTP
+	cc.Meta.Grants = handler.Grants{"read", "admin"}
+	cc.Meta.SetHTTPHead([]byte("POST /rpc?k=v HTTP/1.1\r\nHost: h\r\nX-User: ann\r\nAuthorization: Bearer t\r\n\r\n"))
+	buf := make([]byte, 0, 1024)
+	for msg, want := range map[string]string{
+		`{"jsonrpc":"2.0","method":"auth","id":1}`:  `{"jsonrpc":"2.0","result":true,"id":1}`,
+		`{"jsonrpc":"2.0","method":"admin","id":1}`: `{"jsonrpc":"2.0","result":1,"id":1}`,
+		`{"jsonrpc":"2.0","method":"root","id":1}`:  `{"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbidden: requires permission root"},"id":1}`,
+	} {
+		b := []byte(msg)
+		if buf = tab.Dispatch(cc, buf[:0], b); string(buf) != want || !seen {
+			t.Fatalf("%s: %s (interceptor saw the meta: %v)", msg, buf, seen)
+		}
+		if got := testing.AllocsPerRun(200, func() { buf = tab.Dispatch(cc, buf[:0], b) }); got != 0 {
+			t.Errorf("%s: %v allocs per Dispatch, want 0", msg, got)
+		}
+		if got := testing.AllocsPerRun(200, func() { buf, _ = tab.DispatchInline(cc, buf[:0], b, nil) }); got != 0 {
+			t.Errorf("%s: %v allocs per DispatchInline, want 0", msg, got)
+		}
+	}
+}
+
+// TestCORS_zeroAllocs: the browser checks on bytes allocate nothing.
+func TestCORS_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	c := &handler.CORS{Origins: []string{"https://a.example", "https://App.example"}}
+	hosts := []string{"localhost", "node.example"}
+	origin, host, ip := []byte("https://APP.example"), []byte("Node.Example:8545"), []byte("[::1]:8545")
+	ok := true
+	if got := testing.AllocsPerRun(200, func() {
+		_, a := handler.AllowOrigin(c, origin)
+		ok = a && handler.OriginAllowed(c, origin) && handler.HostAllowed(hosts, host) && handler.HostAllowed(hosts, ip)
+	}); got != 0 || !ok {
+		t.Errorf("%v allocs per check, want 0 (allowed %v)", got, ok)
 	}
 }

@@ -106,7 +106,7 @@ func (c *CORS) maxAge() string {
 	if age < 0 {
 		return ""
 	}
-	return strconv.FormatInt(int64(age/time.Second), 10)
+	return strconv.FormatInt(int64(max(age/time.Second, 1)), 10) // 0 would forbid caching
 }
 
 // HostAllowed reports whether an HTTP request's Host value (port

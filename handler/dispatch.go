@@ -241,9 +241,12 @@ func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 // Busy answers the message without running it, as when no worker can
 // take it: -32000 "Server busy" for each valid request that wants a reply
 // (in an array for a batch), the usual replies to invalid requests and
-// unknown methods of a batch, nothing for notifications. d is empty
-// afterwards. Safe from any goroutine.
-func (d *Pending) Busy(dst []byte) []byte {
+// unknown methods of a batch — which pass through the interceptors, with
+// ctx, as inline faults do — and nothing for notifications. The busy
+// answers themselves do not pass through the interceptors: they run on
+// the caller, which must not block, and an interceptor of a blocking
+// method may. d is empty afterwards. Safe from any goroutine.
+func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
 	st := d.st
 	defer d.release()
 	if st.msg.Kind == parser.KindSingle {
@@ -258,13 +261,10 @@ func (d *Pending) Busy(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		before := len(dst)
-		switch {
-		case !e.req.Err.OK():
-			dst = AppendFault(dst, e.req.ID, &e.req.Err)
-		case e.m == nil:
-			dst = notFound(dst, &e.req)
-		default:
+		if e.req.Err.OK() && e.m != nil {
 			dst = appendBusy(dst, &e.req)
+		} else {
+			dst = d.t.call(ctx, st, dst, &e.req, e.m) // a fault: through the interceptors, as inline
 		}
 		if len(dst) == before {
 			dst = dst[:mark]

@@ -293,7 +293,7 @@ func busy(t *testing.T, tab *handler.Table, msg string) string {
 	if oc != handler.Deferred {
 		t.Fatalf("%s: outcome %v, want Deferred", msg, oc)
 	}
-	return string(later.Busy(out))
+	return string(later.Busy(context.Background(), out))
 }
 
 // TestPending_busy: a message no worker could take is answered without

@@ -69,20 +69,21 @@ func (t *Table) Use(interceptors ...Interceptor) {
 // is valid until the interceptor it was given to returns, and must not
 // be kept.
 type Call struct {
-	t      *Table
-	st     *state
-	req    *parser.Request // nil for a fault of the whole message
-	m      *method         // nil for an unknown method or a fault
-	fault  *parser.Error   // the fault of the whole message, when req is nil
-	tooBig int             // the length of a batch over MaxBatch, when req and fault are nil
-	dst    []byte          // the reply so far; the call's reply starts at start
-	start  int
-	level  int    // the interceptor running now
-	called uint64 // the levels that called Next, by bit
-	code   Code
-	err    error
-	res    [2]int // the result's span in dst, on success
-	dur    time.Duration
+	t        *Table
+	st       *state
+	req      *parser.Request // nil for a fault of the whole message
+	m        *method         // nil for an unknown method or a fault
+	fault    *parser.Error   // the fault of the whole message, when req is nil
+	tooBig   int             // the length of a batch over MaxBatch, when req and fault are nil
+	dst      []byte          // the reply so far; the call's reply starts at start
+	start    int
+	level    int    // the interceptor running now
+	called   uint64 // the levels that called Next, by bit
+	answered bool   // the terminal ran, or a refusal replaced its reply
+	code     Code
+	err      error
+	res      [2]int // the result's span in dst, on success
+	dur      time.Duration
 }
 
 // Method returns the method name ("" for a fault of the whole message).
@@ -110,7 +111,7 @@ func (c *Call) Registered() bool { return c.m != nil }
 // until the interceptor returns and must not be modified; copy it to keep
 // it.
 func (c *Call) ID() Raw {
-	if c.req == nil {
+	if c.req == nil || c.Notification() {
 		return nil
 	}
 	return Raw(c.req.ID)
@@ -215,6 +216,7 @@ func (c *Call) from(ctx context.Context, i int) {
 
 // refuse replaces the call's reply with err.
 func (c *Call) refuse(err error) {
+	c.answered = true
 	c.dst = c.dst[:c.start]
 	c.code, c.err, c.res = ErrorCode(err), err, [2]int{}
 	if e := asError(err); e != nil {
@@ -233,6 +235,7 @@ func (c *Call) refuse(err error) {
 // terminal runs the call itself: the method, or the fault's reply.
 func (c *Call) terminal(ctx context.Context) {
 	st := c.st
+	c.answered = true
 	switch {
 	case c.req == nil && c.fault != nil:
 		c.code, c.err = c.fault.Code, faultErr(c.fault.Code)
@@ -275,6 +278,11 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, c Call) (o
 		st.call = Call{}
 	}()
 	call.from(ctx, 0)
+	if !call.answered {
+		// An interceptor recovered a panic of one inside it and let the
+		// call go unanswered: the call still gets its reply.
+		call.refuse(ErrInternal)
+	}
 	return call.dst
 }
 

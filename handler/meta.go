@@ -188,6 +188,9 @@ func (m *Meta) Query(name string) string {
 // until the call returns; copy it (strings.Clone) to keep it.
 func (m *Meta) Header(name string) string {
 	if m.req != nil {
+		if len(name) == len("host") && strings.EqualFold(name, "host") {
+			return m.req.Host // net/http keeps it out of Header
+		}
 		return m.req.Header.Get(name)
 	}
 	b := firstField(m.head)
@@ -205,11 +208,14 @@ func (m *Meta) Header(name string) string {
 
 // Headers yields every header field of the request, name as sent and
 // value trimmed, in order (net/http: in its map's order, one pair per
-// value). The yielded strings are valid until the call returns; copy
+// value, Host first). The yielded strings are valid until the call returns; copy
 // them (strings.Clone) to keep them.
 func (m *Meta) Headers() iter.Seq2[string, string] {
 	if m.req != nil {
 		return func(yield func(string, string) bool) {
+			if m.req.Host != "" && !yield("Host", m.req.Host) {
+				return
+			}
 			for n, vs := range m.req.Header {
 				for _, v := range vs {
 					if !yield(n, v) {

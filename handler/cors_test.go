@@ -1,0 +1,152 @@
+package handler_test
+
+// Tests of the browser checks (cors.go): AllowOrigin, OriginAllowed,
+// PreflightHeaders and HostAllowed, on strings and on bytes.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jetrpc/jetrpc/handler"
+)
+
+func TestAllowOrigin(t *testing.T) {
+	exact := &handler.CORS{Origins: []string{"https://App.example", "http://localhost:3000"}}
+	star := &handler.CORS{Origins: []string{"*"}}
+	anyLater := &handler.CORS{Origins: []string{"https://a.example", "*"}}
+	none := &handler.CORS{}
+	for _, tc := range []struct {
+		at     string
+		c      *handler.CORS
+		origin string
+		value  string
+		ok     bool
+	}{
+		{here(), exact, "https://App.example", "https://App.example", true},
+		{here(), exact, "https://app.example", "https://App.example", true},
+		{here(), exact, "HTTPS://APP.EXAMPLE", "https://App.example", true},
+		{here(), exact, "http://localhost:3000", "http://localhost:3000", true},
+		{here(), exact, "http://localhost:3001", "", false},
+		{here(), exact, "http://localhost", "", false},
+		{here(), exact, "https://app.example.evil.com", "", false},
+		{here(), exact, "https://evil.com/https://app.example", "", false},
+		{here(), exact, "https://app.exampl", "", false},
+		{here(), exact, "null", "", false},
+		{here(), exact, "", "", false},
+		{here(), star, "https://whatever.example", "*", true},
+		{here(), star, "null", "*", true},
+		{here(), star, "", "", false},
+		{here(), anyLater, "https://other.example", "*", true},
+		{here(), none, "https://app.example", "", false},
+		{here(), none, "", "", false},
+	} {
+		v, ok := handler.AllowOrigin(tc.c, tc.origin)
+		vb, okb := handler.AllowOrigin(tc.c, []byte(tc.origin))
+		if v != tc.value || ok != tc.ok || vb != v || okb != ok {
+			t.Errorf("%s: AllowOrigin(%v, %q) = %q %v (bytes %q %v), want %q %v", tc.at, tc.c.Origins, tc.origin, v, ok, vb, okb, tc.value, tc.ok)
+		}
+	}
+	if none.Enabled() || !exact.Enabled() || !star.Enabled() {
+		t.Error("Enabled")
+	}
+}
+
+func TestOriginAllowed(t *testing.T) {
+	exact := &handler.CORS{Origins: []string{"https://app.example"}}
+	for _, tc := range []struct {
+		at     string
+		c      *handler.CORS
+		origin string
+		want   bool
+	}{
+		{here(), &handler.CORS{}, "https://any.example", true}, // no list: WebSocket default
+		{here(), &handler.CORS{}, "", true},
+		{here(), exact, "", true}, // not a browser
+		{here(), exact, "https://APP.example", true},
+		{here(), exact, "https://evil.example", false},
+		{here(), exact, "null", false},
+		{here(), &handler.CORS{Origins: []string{"*"}}, "https://evil.example", true},
+	} {
+		if got := handler.OriginAllowed(tc.c, tc.origin); got != tc.want {
+			t.Errorf("%s: OriginAllowed(%v, %q) = %v", tc.at, tc.c.Origins, tc.origin, got)
+		}
+		if got := handler.OriginAllowed(tc.c, []byte(tc.origin)); got != tc.want {
+			t.Errorf("%s: OriginAllowed bytes(%v, %q) = %v", tc.at, tc.c.Origins, tc.origin, got)
+		}
+	}
+}
+
+func TestCORS_preflightHeaders(t *testing.T) {
+	const methods = "Access-Control-Allow-Methods: POST, GET, OPTIONS\r\n"
+	for _, tc := range []struct {
+		at   string
+		c    handler.CORS
+		want string
+	}{
+		{here(), handler.CORS{}, methods + "Access-Control-Allow-Headers: Content-Type, Authorization\r\nAccess-Control-Max-Age: 600\r\n"},
+		{here(), handler.CORS{Headers: []string{"X-A", "X-B", "Content-Type"}, MaxAge: 90 * time.Second},
+			methods + "Access-Control-Allow-Headers: X-A, X-B, Content-Type\r\nAccess-Control-Max-Age: 90\r\n"},
+		{here(), handler.CORS{Headers: []string{}, MaxAge: -1}, methods},
+		{here(), handler.CORS{MaxAge: -time.Hour}, methods + "Access-Control-Allow-Headers: Content-Type, Authorization\r\n"},
+		{here(), handler.CORS{Headers: []string{"X"}, MaxAge: 24 * time.Hour}, methods + "Access-Control-Allow-Headers: X\r\nAccess-Control-Max-Age: 86400\r\n"},
+	} {
+		if got := tc.c.PreflightHeaders(); got != tc.want {
+			t.Errorf("%s: PreflightHeaders\n got %q\nwant %q", tc.at, got, tc.want)
+		}
+	}
+}
+
+func TestHostAllowed(t *testing.T) {
+	local := []string{"localhost"}
+	for _, tc := range []struct {
+		at    string
+		hosts []string
+		host  string
+		want  bool
+	}{
+		{here(), nil, "evil.com", true},
+		{here(), []string{}, "evil.com:80", true},
+		{here(), []string{"*"}, "evil.com", true},
+		{here(), []string{"a.example", "*"}, "evil.com:8080", true},
+		{here(), local, "localhost", true},
+		{here(), local, "localhost:8545", true},
+		{here(), local, "LocalHost:8545", true},
+		{here(), local, "localhost:", true},
+		{here(), local, "localhost.evil.com", false},
+		{here(), local, "localhost.evil.com:8545", false},
+		{here(), local, "evil-localhost", false},
+		{here(), local, "localhos", false},
+		{here(), local, "localhost:abc", false},
+		{here(), local, "evil.com", false},
+		{here(), local, "evil.com:8545", false},
+		{here(), local, "", true}, // no browser sends no Host
+		{here(), local, "127.0.0.1", true},
+		{here(), local, "127.0.0.1:8545", true},
+		{here(), local, "10.0.0.255", true},
+		{here(), local, "[::1]", true},
+		{here(), local, "[::1]:8080", true},
+		{here(), local, "[2001:db8::1]:443", true},
+		{here(), local, "1.2.3", false},
+		{here(), local, "1.2.3:80", false},
+		{here(), local, "1.2.3.4.5", false},
+		{here(), local, "1..2.3", false},
+		{here(), local, "1.2.3.", false},
+		{here(), local, ".1.2.3", false},
+		{here(), local, "1234.1.1.1", false},
+		{here(), local, "1.2.3.4.evil.com", false},
+		{here(), local, "[::1", false},
+		{here(), local, ":8545", false},
+		{here(), local, "8545", false},
+		{here(), []string{"*"}, ":8545", true},
+		{here(), []string{"Node.Example", "other"}, "node.example:1", true},
+		{here(), []string{"node.example"}, "NODE.EXAMPLE", true},
+		{here(), []string{"node.example"}, "node.example.", false},
+	} {
+		if got := handler.HostAllowed(tc.hosts, tc.host); got != tc.want {
+			t.Errorf("%s: HostAllowed(%q, %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
+		}
+		if got := handler.HostAllowed(tc.hosts, []byte(tc.host)); got != tc.want {
+			t.Errorf("%s: HostAllowed(%q, bytes %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
+		}
+	}
+}
