@@ -3,10 +3,12 @@ package handler_test
 // Tests of the net/http adapter (http.go).
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jetrpc/jetrpc/handler"
@@ -89,5 +91,99 @@ func TestHTTPHandler_outerBodyLimitIs413(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("status %d, want 413", resp.StatusCode)
+	}
+}
+
+// TestHTTPHandler_access: the adapter has the engine's access features —
+// Host allow list, CORS preflights and marked replies, an Authorizer
+// answering 401/403 and giving grants — and methods and interceptors see
+// the request's metadata.
+func TestHTTPHandler_access(t *testing.T) {
+	tab := handler.NewTable()
+	type seen struct {
+		Transport, Remote, Agent, Target string
+	}
+	handler.RegisterNoParams(tab, "who", func(ctx context.Context) (seen, error) {
+		m := handler.MetaFrom(ctx)
+		return seen{m.Transport.String(), m.Remote.String(), m.Header("User-Agent"), m.Target()}, nil
+	})
+	handler.RegisterNoParams(tab, "secret", func(context.Context) (int, error) { return 42, nil }, handler.Require("admin"))
+	var calls atomic.Int32
+	tab.Use(func(ctx context.Context, call *handler.Call) error {
+		if handler.MetaFrom(ctx).Transport == handler.TransportHTTP {
+			calls.Add(1)
+		}
+		return nil
+	})
+	h := handler.NewHTTPHandler(tab)
+	h.Hosts = []string{"rpc.example"}
+	h.CORS = handler.CORS{Origins: []string{"https://app.example"}}
+	h.Authorize = func(m *handler.Meta) (handler.Grants, error) {
+		switch m.Header("Authorization") {
+		case "Bearer admin":
+			return handler.Grants{"admin"}, nil
+		case "Bearer user":
+			return nil, nil
+		case "Bearer banned":
+			return nil, handler.ErrAccessDenied
+		}
+		return nil, handler.ErrUnauthenticated
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	do := func(method, body string, hdr ...string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+"/rpc?x=1", strings.NewReader(body))
+		req.Host = "rpc.example"
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			if hdr[i] == "Host" {
+				req.Host = hdr[i+1]
+			} else {
+				req.Header.Set(hdr[i], hdr[i+1])
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	who := `{"jsonrpc":"2.0","method":"who","id":1}`
+	secret := `{"jsonrpc":"2.0","method":"secret","id":1}`
+	if r, body := do("POST", who); r.StatusCode != 401 || r.Header.Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("no credentials: %d %v %q", r.StatusCode, r.Header, body)
+	}
+	if r, _ := do("POST", who, "Authorization", "Bearer banned"); r.StatusCode != 403 {
+		t.Errorf("denied: %d", r.StatusCode)
+	}
+	if r, body := do("POST", who, "Authorization", "Bearer user", "Host", "evil.example"); r.StatusCode != 403 || body != handler.TextHostNotAllowed {
+		t.Errorf("other host: %d %q", r.StatusCode, body)
+	}
+	r, body := do("POST", who, "Authorization", "Bearer user", "User-Agent", "tester/1", "Origin", "https://app.example")
+	if r.StatusCode != 200 || !strings.Contains(body, `"Transport":"http"`) || !strings.Contains(body, `"Agent":"tester/1"`) ||
+		!strings.Contains(body, `"Remote":"127.0.0.1:`) || !strings.Contains(body, `"Target":"/rpc?x=1"`) {
+		t.Errorf("who: %d %q", r.StatusCode, body)
+	}
+	if r.Header.Get("Access-Control-Allow-Origin") != "https://app.example" {
+		t.Errorf("reply to an allowed origin: %v", r.Header)
+	}
+	if _, body := do("POST", secret, "Authorization", "Bearer user"); !strings.Contains(body, `"code":-32003`) {
+		t.Errorf("secret as user: %q", body)
+	}
+	if _, body := do("POST", secret, "Authorization", "Bearer admin"); body != `{"jsonrpc":"2.0","result":42,"id":1}` {
+		t.Errorf("secret as admin: %q", body)
+	}
+	r, _ = do("OPTIONS", "", "Origin", "https://app.example", "Access-Control-Request-Method", "POST")
+	if r.StatusCode != 204 || r.Header.Get("Access-Control-Allow-Headers") != "Content-Type, Authorization" || r.Header.Get("Access-Control-Max-Age") != "600" {
+		t.Errorf("preflight: %d %v", r.StatusCode, r.Header)
+	}
+	if r, body := do("OPTIONS", "", "Origin", "https://evil.example", "Access-Control-Request-Method", "POST"); r.StatusCode != 403 || body != handler.TextOriginNotAllowed {
+		t.Errorf("preflight from another origin: %d %q", r.StatusCode, body)
+	}
+	if got := calls.Load(); got != 3 {
+		t.Errorf("interceptor saw %d HTTP calls, want 3", got)
 	}
 }
