@@ -1,0 +1,64 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/auth"
+)
+
+// An engine that knows who calls: an API key in the Authorization header
+// gives its grants, a method needs the "admin" grant, and pages of one
+// other origin may call (CORS).
+func ExampleWithAuthorize() {
+	t := handler.NewTable()
+	handler.RegisterNoParams(t, "whoami", func(ctx context.Context) (string, error) {
+		m := handler.MetaFrom(ctx)
+		return m.Transport.String() + " " + m.Header("User-Agent"), nil
+	}, handler.Inline(), handler.Require("admin"))
+
+	keys := auth.NewKeys(map[string]handler.Grants{
+		"0123456789abcdef0123456789abcdef": {"admin"},
+		"fedcba9876543210fedcba9876543210": nil, // authenticates, grants nothing
+	})
+	e := engine.New(t, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLoops(1),
+		engine.WithAuthorize(keys.Authorize), engine.WithCORS("https://app.example"))
+	if err := e.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	}()
+	call := func(key string) {
+		req, _ := http.NewRequest("POST", "http://"+e.Addrs()[0].String()+"/",
+			strings.NewReader(`{"jsonrpc":"2.0","method":"whoami","id":1}`))
+		req.Header.Set("User-Agent", "example/1")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	call("")
+	call("fedcba9876543210fedcba9876543210")
+	call("0123456789abcdef0123456789abcdef")
+	// Output:
+	// 401 missing or invalid credentials
+	// 200 {"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbidden: requires permission admin"},"id":1}
+	// 200 {"jsonrpc":"2.0","result":"http example/1","id":1}
+}
