@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/jetrpc/jetrpc/engine/http1"
 )
 
 // Transport is the protocol a call arrived by.
@@ -269,17 +271,7 @@ func nextField(b []byte) (name, value string, rest []byte, ok bool) {
 	if colon <= 0 {
 		return "", "", nil, false // the blank line
 	}
-	return view(line[:colon]), view(trimOWS(line[colon+1:])), b[k+1:], true
-}
-
-func trimOWS(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
+	return view(line[:colon]), view(http1.TrimOWS(line[colon+1:])), b[k+1:], true
 }
 
 // CallContext is the context.Context a transport passes with a call: its
