@@ -195,17 +195,36 @@ func (m *Meta) Header(name string) string {
 		}
 		return m.req.Header.Get(name)
 	}
+	// One IndexByte per line; only a line whose name has the length of
+	// name is compared.
 	b := firstField(m.head)
 	for {
-		n, v, rest, ok := nextField(b)
-		if !ok {
+		k := bytes.IndexByte(b, '\n')
+		if k <= 1 { // the blank line, or no more
 			return ""
 		}
-		if len(n) == len(name) && strings.EqualFold(n, name) {
-			return v
+		line := b[:k]
+		if len(line) > len(name) && line[len(name)] == ':' && equalFoldASCII(line[:len(name)], name) {
+			if line[len(line)-1] == '\r' {
+				line = line[:len(line)-1]
+			}
+			return view(http1.TrimOWS(line[len(name)+1:]))
 		}
-		b = rest
+		b = b[k+1:]
 	}
+}
+
+// equalFoldASCII reports whether b equals s, ignoring ASCII case.
+func equalFoldASCII(b []byte, s string) bool {
+	for i := 0; i < len(s); i++ {
+		x, y := b[i], s[i]
+		if x != y {
+			if x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Headers yields every header field of the request, name as sent and

@@ -1,7 +1,7 @@
 package auth
 
 import (
-	"crypto/subtle"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -32,8 +32,8 @@ var (
 // A presented token is checked in constant time with respect to the
 // keys: it is hashed with a seeded hash (hash/maphash, its seed random
 // per Keys and never revealed), the keys of that hash — the right one,
-// or none but for a collision — are compared with
-// subtle.ConstantTimeCompare. The timing of a lookup tells an attacker
+// or none but for a collision — are compared in constant time (eight
+// bytes at a time, no branch on their contents). The timing of a lookup tells an attacker
 // only whether the token's seeded hash is a key's, which happens only
 // for the key itself: nothing that helps guess a key byte by byte, as a
 // plain string comparison or a map keyed by the keys would. (Hashing the
@@ -105,13 +105,31 @@ func (k *Keys) Authorize(m *handler.Meta) (handler.Grants, error) {
 	}
 	// ConstantTimeCompare only reads its arguments: viewing the strings'
 	// bytes saves the copies []byte(t) would make.
-	tb := unsafe.Slice(unsafe.StringData(t), len(t))
 	for _, e := range k.byHash[maphash.String(k.seed, t)] {
-		if subtle.ConstantTimeCompare(tb, unsafe.Slice(unsafe.StringData(e.key), len(e.key))) == 1 {
+		if constantTimeEqual(t, e.key) {
 			return e.grants, nil
 		}
 	}
 	return nil, errUnknownKey
+}
+
+// constantTimeEqual reports whether a equals b in time that depends on
+// their lengths only, as crypto/subtle.ConstantTimeCompare, eight bytes
+// at a time: no branch and no memory access depends on their contents.
+func constantTimeEqual(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var diff uint64
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		diff |= binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(a[i:]), 8)) ^
+			binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(b[i:]), 8))
+	}
+	for ; i < len(a); i++ {
+		diff |= uint64(a[i] ^ b[i])
+	}
+	return diff == 0 // one compare of the accumulated difference: it tells nothing of where a and b differ
 }
 
 // LoadKeys reads a keys file and returns its keys. The file holds one
