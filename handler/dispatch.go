@@ -316,7 +316,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 		if len(t.chain) == 0 {
 			dst = AppendFault(dst, nil, &m.Err)
 		} else {
-			dst = t.intercept(ctx, st, dst, Call{fault: &m.Err})
+			dst = t.intercept(ctx, st, dst, nil, nil, &m.Err, 0)
 		}
 		if m.Err.Code == CodeParseError {
 			oc = Malformed
@@ -402,7 +402,7 @@ func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Mess
 		if len(t.chain) == 0 {
 			return appendTooLong(dst, m.Len, t.opts.MaxBatch), true
 		}
-		return t.intercept(ctx, st, dst, Call{tooBig: m.Len}), true
+		return t.intercept(ctx, st, dst, nil, nil, nil, m.Len), true
 	}
 	blocking := 0
 	for i := range st.reqs {

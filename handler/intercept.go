@@ -82,8 +82,10 @@ type Call struct {
 	answered bool   // the terminal ran, or a refusal replaced its reply
 	code     Code
 	err      error
-	res      [2]int // the result's span in dst, on success
-	dur      time.Duration
+	res      [2]int        // the result's span in dst, on success
+	dur      time.Duration // the start of the terminal on the monotonic clock (since epoch); its duration once timed
+	timed    bool          // dur holds the duration
+	begun    bool          // the terminal ran: dur holds its start
 }
 
 // Method returns the method name ("" for a fault of the whole message).
@@ -184,9 +186,20 @@ func (c *Call) Result() Raw {
 	return Raw(c.dst[c.res[0]:c.res[1]])
 }
 
-// Duration returns how long the call itself took (the method, or the
-// fault's reply), after Next.
-func (c *Call) Duration() time.Duration { return c.dur }
+// Duration returns how long the call took, after Next: from when the
+// method (or the fault's reply) started to the first time Duration is
+// asked — for the innermost interceptor that asks at once, the method's
+// own time; for one outside, that of the interceptors inside after Next
+// too. The clock is read then, not for interceptors that do not ask.
+func (c *Call) Duration() time.Duration {
+	if !c.timed && c.begun {
+		c.dur, c.timed = time.Since(epoch)-c.dur, true
+	}
+	if !c.timed {
+		return 0
+	}
+	return c.dur
+}
 
 // epoch is the origin of the monotonic readings that time calls.
 var epoch = time.Now()
@@ -195,9 +208,8 @@ var epoch = time.Now()
 func (c *Call) from(ctx context.Context, i int) {
 	chain := c.t.chain
 	if i == len(chain) {
-		begin := time.Since(epoch) // the monotonic clock alone: one read, not time.Now's two
+		c.dur, c.begun = time.Since(epoch), true // the start, on the monotonic clock alone (one read, not time.Now's two)
 		c.terminal(ctx)
-		c.dur = time.Since(epoch) - begin
 		return
 	}
 	outer := c.level
@@ -267,10 +279,11 @@ func faultErr(code Code) error {
 }
 
 // intercept runs one call through the chain and appends its reply.
-func (t *Table) intercept(ctx context.Context, st *state, dst []byte, c Call) (out []byte) {
-	c.t, c.st, c.dst, c.start = t, st, dst, len(dst)
-	st.call = c
-	call := &st.call
+func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parser.Request, m *method, fault *parser.Error, tooBig int) (out []byte) {
+	call := &st.call // filled in place: a Call is large to copy
+	call.t, call.st, call.req, call.m, call.fault, call.tooBig = t, st, req, m, fault, tooBig
+	call.dst, call.start, call.level, call.called, call.answered = dst, len(dst), 0, 0, false
+	call.code, call.err, call.res, call.dur, call.timed, call.begun = 0, nil, [2]int{}, 0, false, false
 	defer func() {
 		if v := recover(); v != nil {
 			t.opts.Logger.Error("jetrpc: interceptor panicked", "method", call.Method(), "panic", v, "stack", string(debug.Stack()))
@@ -278,7 +291,8 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, c Call) (o
 			call.refuse(ErrInternal)
 		}
 		out = call.dst
-		st.call = Call{}
+		// Nothing of the message or the reply stays in the pooled state.
+		call.req, call.m, call.fault, call.dst, call.err = nil, nil, nil, nil, nil
 	}()
 	call.from(ctx, 0)
 	if !call.answered {
@@ -317,5 +331,5 @@ func (t *Table) call(ctx context.Context, st *state, dst []byte, r *parser.Reque
 	if len(t.chain) == 0 {
 		return t.invoke(ctx, st, dst, r, m)
 	}
-	return t.intercept(ctx, st, dst, Call{req: r, m: m})
+	return t.intercept(ctx, st, dst, r, m, nil, 0)
 }

@@ -494,6 +494,22 @@ func TestCall_outcome(t *testing.T) {
 	if dur < 2*time.Millisecond || dur > 10*time.Second {
 		t.Errorf("Duration %v around a 2ms method", dur)
 	}
+	// A call refused before Next ran nothing: no duration; asked twice,
+	// Duration answers the same.
+	rt := newICTable(t)
+	var refused, first, second time.Duration = -1, -1, -2
+	rt.Use(func(ctx context.Context, c *handler.Call) error {
+		c.Next(ctx)
+		first, second = c.Duration(), c.Duration()
+		return nil
+	}, func(ctx context.Context, c *handler.Call) error {
+		refused = c.Duration()
+		return handler.ErrForbidden
+	})
+	rt.call(t, `{"jsonrpc":"2.0","method":"sleep","id":1}`)
+	if refused != 0 || first != 0 || second != 0 {
+		t.Errorf("refused call: Duration %v inside, %v and %v outside, want 0", refused, first, second)
+	}
 }
 
 // TestCall_interceptorPanic: a panic in an interceptor, before or after
