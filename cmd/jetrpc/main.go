@@ -224,6 +224,10 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
   printf '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}\n' | socat - UNIX-CONNECT:/tmp/jetrpc.sock
   jetrpc serve --listen :8080 --listen unix:///run/rpc.sock  # every interface, and a socket
   taskset -c 0 jetrpc serve --loops 1 &  taskset -c 1 jetrpc bench http://127.0.0.1:8080/
+  echo "$(openssl rand -hex 16) admin" > keys      # API keys: KEY [grant,...] per line
+  jetrpc serve --api-keys keys --cors https://app.example.com --vhosts rpc.example.com
+  curl -s localhost:8080 -H "Authorization: Bearer $(cut -d' ' -f1 keys)" -H 'Content-Type: application/json' \
+    -d '{"jsonrpc":"2.0","method":"admin_stats","id":1}'
 `,
 }
 
