@@ -47,11 +47,25 @@ func (c *conn) authorizeStream(out []byte) []byte {
 	return c.closeAfterFlush(out, closeProtocol)
 }
 
-// hostAllowed applies Options.Hosts to a request.
-func hostAllowed(c *conn, r *http1.Request) bool {
+// hostAllowed applies Options.Hosts to a request of h. A connection
+// names one host, request after request: the last one allowed is
+// remembered, and the same Host costs one comparison.
+func (h *httpCodec) hostAllowed(c *conn, r *http1.Request) bool {
 	hosts := c.e.opts.Hosts
-	return len(hosts) == 0 || handler.HostAllowed(hosts, r.Host)
+	if len(hosts) == 0 || len(h.hostOK) > 0 && string(r.Host) == string(h.hostOK) {
+		return true
+	}
+	if !handler.HostAllowed(hosts, r.Host) {
+		return false
+	}
+	if len(r.Host) <= maxHostOK {
+		h.hostOK = append(h.hostOK[:0], r.Host...)
+	}
+	return true
 }
+
+// maxHostOK: a longer Host is checked on every request.
+const maxHostOK = 256
 
 // corsOrigin returns the Access-Control-Allow-Origin value for a request
 // with the Origin origin, or "" when it gets none.

@@ -420,6 +420,13 @@ func TestHosts_refuseOtherNames(t *testing.T) {
 			t.Errorf("Host %s: body %q", host, bodyOf(r))
 		}
 	}
+	// One connection: an allowed Host is remembered, and another one on
+	// the same connection is still checked.
+	okCall := "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + itoa(len(call)) + "\r\n\r\n" + call
+	resps := rawHTTP(t, tcp, okCall+"GET /health HTTP/1.1\r\nHost: evil.example\r\n\r\n"+okCall+"GET /health HTTP/1.1\r\nHost: LOCALHOST\r\n\r\n", 4)
+	if len(resps) != 4 || resps[0].StatusCode != 200 || resps[1].StatusCode != 403 || resps[2].StatusCode != 200 || resps[3].StatusCode != 200 {
+		t.Errorf("one connection, Hosts localhost, evil, localhost, LOCALHOST: %d replies %v", len(resps), resps)
+	}
 	d := &websocket.Dialer{HandshakeTimeout: 5 * time.Second}
 	if _, resp, err := d.Dial("ws://"+tcp+"/", http.Header{"Host": {"evil.example"}}); err == nil || resp == nil || resp.StatusCode != 403 {
 		t.Errorf("upgrade with another host: %v %v", err, resp)

@@ -38,6 +38,7 @@ type httpCodec struct {
 	head    []byte // req's head: a view of the input during serve, or headBuf while its body arrives
 	headBuf []byte // a copy of the head of a request whose body arrives in later reads
 	origin  string // the Access-Control-Allow-Origin value of req's replies, or ""
+	hostOK  []byte // the last Host allowed (Options.Hosts), a copy; empty when none yet
 }
 
 // heldReply is a place in the order of an HTTP connection's replies: a
@@ -80,7 +81,10 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 				return c.closeAfterFlush(out, closeProtocol), len(in), nil
 			}
 			h.head = in[off : off+r.HeadLen]
-			h.origin = corsOrigin(c, r.Origin)
+			h.origin = ""
+			if len(r.Origin) > 0 && e.opts.CORS.Enabled() {
+				h.origin = corsOrigin(c, r.Origin)
+			}
 			if isWSUpgrade(c, r) {
 				if h.upgrade = h.pending(); h.upgrade {
 					return out, off, nil // the replies to earlier requests go first
@@ -95,12 +99,14 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			}
 			off += r.HeadLen
 			c.clearPartial()
-			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !hostAllowed(c, r) {
+			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !h.hostAllowed(c, r) {
 				out = h.answerHead(c, out)
 				continue
 			}
-			c.call.Meta.SetHTTPHead(h.head)
-			if status := c.authorize(); status != 0 {
+			c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target)
+			if e.opts.Authorize == nil {
+				c.call.Meta.Grants = nil
+			} else if status := c.authorize(); status != 0 {
 				out = h.refuseCaller(c, out, status)
 				continue
 			}
@@ -157,7 +163,7 @@ func (h *httpCodec) keepHead(c *conn) {
 	if len(h.head) > 0 && (len(h.headBuf) == 0 || &h.head[0] != &h.headBuf[0]) {
 		h.headBuf = append(h.headBuf[:0], h.head...)
 		h.head = h.headBuf
-		c.call.Meta.SetHTTPHead(h.head)
+		c.call.Meta.SetHTTPHead(h.head) // the copy: method and target parsed again
 	}
 }
 
@@ -170,7 +176,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	keep := r.KeepAlive && !r.HasBody()
 	mark := len(out)
 	switch {
-	case !hostAllowed(c, r):
+	case !h.hostAllowed(c, r):
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, keep, r.Minor, h.origin)
 	case string(r.Method) == "POST" && !handler.AcceptableContentType(r.ContentType):
 		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.origin)
@@ -211,14 +217,14 @@ func (h *httpCodec) refuseCaller(c *conn, out []byte, status int) []byte {
 func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 	r := &h.req
 	switch {
-	case !hostAllowed(c, r):
+	case !h.hostAllowed(c, r):
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	case !handler.OriginAllowed(&c.e.opts.CORS, r.Origin):
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	}
-	c.call.Meta.SetHTTPHead(h.head)
+	c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target)
 	if status := c.authorize(); status != 0 {
 		out = appendStatus(out, status, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
@@ -368,6 +374,6 @@ func (h *httpCodec) release() {
 	if cap(headBuf) > maxHeadBuf {
 		headBuf = nil
 	}
-	*h = httpCodec{held: held, chunks: h.chunks, headBuf: headBuf}
+	*h = httpCodec{held: held, chunks: h.chunks, headBuf: headBuf, hostOK: h.hostOK[:0]}
 	httpCodecs.Put(h)
 }

@@ -43,9 +43,7 @@ func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int, o
 	dst = append(dst, *dateValue.Load()...)
 	dst = append(dst, "\r\n"...)
 	if origin != "" {
-		dst = append(dst, "Access-Control-Allow-Origin: "...)
-		dst = append(dst, origin...)
-		dst = append(dst, "\r\nVary: Origin\r\n"...)
+		dst = appendOrigin(dst, origin)
 	}
 	switch {
 	case !keepAlive:
@@ -54,6 +52,13 @@ func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int, o
 		dst = append(dst, "Connection: keep-alive\r\n"...)
 	}
 	return dst
+}
+
+// appendOrigin appends the CORS headers of a reply to an allowed origin.
+func appendOrigin(dst []byte, origin string) []byte {
+	dst = append(dst, "Access-Control-Allow-Origin: "...)
+	dst = append(dst, origin...)
+	return append(dst, "\r\nVary: Origin\r\n"...)
 }
 
 // lengthDigits returns the number of decimal digits of n ≥ 0 (1 for 0).

@@ -354,6 +354,9 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 			st.single = m
 			return dst, false
 		}
+		if m != nil && m.require == nil && len(t.chain) == 0 { // the usual call: straight to its method
+			return m.impl.invoke(ctx, st, dst), true
+		}
 	}
 	return t.call(ctx, st, dst, r, m), true
 }
@@ -367,6 +370,10 @@ func notFound(dst []byte, r *parser.Request) []byte {
 
 // runElem runs one planned batch element, appending its reply (if any).
 func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) []byte {
+	if m := e.m; m != nil && m.require == nil && len(t.chain) == 0 { // the usual element: straight to its method
+		st.req = &e.req
+		return m.impl.invoke(ctx, st, dst)
+	}
 	return t.call(ctx, st, dst, &e.req, e.m)
 }
 

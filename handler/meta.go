@@ -106,6 +106,14 @@ func (m *Meta) SetHTTPHead(head []byte) {
 	m.target = view(rest)
 }
 
+// SetHTTPHeadParsed is SetHTTPHead for a transport that has parsed the
+// head already: method and target are the request line's, subslices of
+// head. It parses nothing. For transports.
+func (m *Meta) SetHTTPHeadParsed(head, method, target []byte) {
+	m.head, m.req = head, nil
+	m.method, m.target = view(method), view(target)
+}
+
 // SetHTTPRequest makes r the call's HTTP request (net/http). For
 // transports.
 func (m *Meta) SetHTTPRequest(r *http.Request) {
