@@ -55,6 +55,9 @@ func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int, o
 }
 
 // appendOrigin appends the CORS headers of a reply to an allowed origin.
+// Not inlined: it keeps appendHeadStart and appendReplyHead inlinable.
+//
+//go:noinline
 func appendOrigin(dst []byte, origin string) []byte {
 	dst = append(dst, "Access-Control-Allow-Origin: "...)
 	dst = append(dst, origin...)
@@ -87,10 +90,15 @@ func lengthDigits(n int) int {
 // finishReply fills the length in.
 func appendReplyHead(dst []byte, keepAlive bool, minor, digits int, origin string) []byte {
 	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, origin)
-	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
-	dst = append(dst, "0000000000000000000"[:digits]...)
+	dst = append(dst, jsonLengthZeros[:len(jsonLength)+digits]...) // one append: kept inlinable
 	return append(dst, "\r\n\r\n"...)
 }
+
+// The reply head's last lines, and room for the length's digits.
+const (
+	jsonLength      = "Content-Type: application/json\r\nContent-Length: "
+	jsonLengthZeros = jsonLength + "0000000000000000000"
+)
 
 // finishReply completes the reply appended at out[mark:], whose body
 // starts at out[start:] behind a head with room for digits digits: the
