@@ -95,6 +95,9 @@ func putState(st *state) {
 func (st *state) reset() {
 	st.req, st.single = nil, nil
 	st.err = nil
+	if st.call.t != nil {
+		st.call = Call{} // nothing of the message stays in the pooled state
+	}
 	st.msg.Request = parser.Request{}
 	if len(st.elems) > 0 {
 		clear(st.elems)

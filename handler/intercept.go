@@ -161,7 +161,20 @@ func (c *Call) Next(ctx context.Context) {
 		return
 	}
 	c.called |= bit
+	if c.level+1 == len(c.t.chain) {
+		c.run(ctx) // the innermost interceptor: straight to the call
+		return
+	}
 	c.from(ctx, c.level+1)
+}
+
+// run runs the call itself, timed once an interceptor of the table has
+// asked for a Duration.
+func (c *Call) run(ctx context.Context) {
+	if c.t.timing.Load() {
+		c.dur, c.begun = time.Since(epoch), true // the start, on the monotonic clock alone (one read, not time.Now's two)
+	}
+	c.terminal(ctx)
 }
 
 // Code returns the outcome's code, after Next: 0 for a result, else the
@@ -190,12 +203,18 @@ func (c *Call) Result() Raw {
 // method (or the fault's reply) started to the first time Duration is
 // asked — for the innermost interceptor that asks at once, the method's
 // own time; for one outside, that of the interceptors inside after Next
-// too. The clock is read then, not for interceptors that do not ask.
+// too. It is 0 for a call refused before it ran. A table reads the clock
+// for its calls only from the first time one of its interceptors asks a
+// Duration — that first answer is 0 — so that interceptors that never
+// ask cost no clock reading.
 func (c *Call) Duration() time.Duration {
 	if !c.timed && c.begun {
 		c.dur, c.timed = time.Since(epoch)-c.dur, true
 	}
 	if !c.timed {
+		if c.answered && !c.t.timing.Load() {
+			c.t.timing.Store(true)
+		}
 		return 0
 	}
 	return c.dur
@@ -208,8 +227,7 @@ var epoch = time.Now()
 func (c *Call) from(ctx context.Context, i int) {
 	chain := c.t.chain
 	if i == len(chain) {
-		c.dur, c.begun = time.Since(epoch), true // the start, on the monotonic clock alone (one read, not time.Now's two)
-		c.terminal(ctx)
+		c.run(ctx)
 		return
 	}
 	outer := c.level
@@ -283,7 +301,7 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parse
 	call := &st.call // filled in place: a Call is large to copy
 	call.t, call.st, call.req, call.m, call.fault, call.tooBig = t, st, req, m, fault, tooBig
 	call.dst, call.start, call.level, call.called, call.answered = dst, len(dst), 0, 0, false
-	call.code, call.err, call.res, call.dur, call.timed, call.begun = 0, nil, [2]int{}, 0, false, false
+	call.code, call.err, call.res, call.timed, call.begun = 0, nil, [2]int{}, false, false
 	defer func() {
 		if v := recover(); v != nil {
 			t.opts.Logger.Error("jetrpc: interceptor panicked", "method", call.Method(), "panic", v, "stack", string(debug.Stack()))
@@ -291,8 +309,7 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parse
 			call.refuse(ErrInternal)
 		}
 		out = call.dst
-		// Nothing of the message or the reply stays in the pooled state.
-		call.req, call.m, call.fault, call.dst, call.err = nil, nil, nil, nil, nil
+		call.dst = nil // the caller's buffer; the rest is cleared with the state (reset)
 	}()
 	call.from(ctx, 0)
 	if !call.answered {

@@ -490,6 +490,11 @@ func TestCall_outcome(t *testing.T) {
 		dur = c.Duration()
 		return nil
 	})
+	// The table times its calls from the first Duration asked on.
+	it.call(t, `{"jsonrpc":"2.0","method":"sleep","id":1}`)
+	if dur != 0 {
+		t.Errorf("first Duration %v, want 0 (not timed yet)", dur)
+	}
 	it.call(t, `{"jsonrpc":"2.0","method":"sleep","id":1}`)
 	if dur < 2*time.Millisecond || dur > 10*time.Second {
 		t.Errorf("Duration %v around a 2ms method", dur)

@@ -83,6 +83,7 @@ type Table struct {
 	sealed  atomic.Bool               // set by the first dispatch
 	subs    map[string]*subscriptions // by namespace; guarded by mu
 	chain   []Interceptor             // Use; guarded by mu until sealed, then immutable
+	timing  atomic.Bool               // an interceptor asked a Duration: calls are timed
 }
 
 // NewTable returns an empty table.
