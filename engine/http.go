@@ -103,7 +103,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 				out = h.answerHead(c, out)
 				continue
 			}
-			c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target)
+			c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target, h.req.Auth)
 			if e.opts.Authorize == nil {
 				c.call.Meta.Grants = nil
 			} else if status := c.authorize(); status != 0 {
@@ -224,7 +224,7 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	}
-	c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target)
+	c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target, h.req.Auth)
 	if status := c.authorize(); status != 0 {
 		out = appendStatus(out, status, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil

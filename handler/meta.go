@@ -77,6 +77,8 @@ type Meta struct {
 
 	head           []byte        // the HTTP request head (engine); nil otherwise
 	method, target string        // views of head, or of req
+	auth           string        // the Authorization value, when authKnown (a view of head)
+	authKnown      bool          // the transport gave the Authorization value (SetHTTPHeadParsed)
 	req            *http.Request // net/http's request (HTTPHandler); nil otherwise
 }
 
@@ -85,7 +87,7 @@ type Meta struct {
 // blank line) that the transport has validated. m keeps head, not a copy:
 // it must stay unchanged for as long as m is used. For transports.
 func (m *Meta) SetHTTPHead(head []byte) {
-	m.head, m.req = head, nil
+	m.head, m.req, m.auth, m.authKnown = head, nil, "", false
 	line := head
 	for len(line) >= 2 && line[0] == '\r' && line[1] == '\n' {
 		line = line[2:]
@@ -107,17 +109,20 @@ func (m *Meta) SetHTTPHead(head []byte) {
 }
 
 // SetHTTPHeadParsed is SetHTTPHead for a transport that has parsed the
-// head already: method and target are the request line's, subslices of
-// head. It parses nothing. For transports.
-func (m *Meta) SetHTTPHeadParsed(head, method, target []byte) {
+// head already: method and target are the request line's, and
+// authorization the first Authorization field's value (nil when there is
+// none), all subslices of head. It parses nothing, and Header finds the
+// Authorization field without a search. For transports.
+func (m *Meta) SetHTTPHeadParsed(head, method, target, authorization []byte) {
 	m.head, m.req = head, nil
 	m.method, m.target = view(method), view(target)
+	m.auth, m.authKnown = view(authorization), true
 }
 
 // SetHTTPRequest makes r the call's HTTP request (net/http). For
 // transports.
 func (m *Meta) SetHTTPRequest(r *http.Request) {
-	m.head, m.req = nil, r
+	m.head, m.req, m.auth, m.authKnown = nil, r, "", false
 	m.method, m.target = r.Method, r.RequestURI
 	if m.target == "" && r.URL != nil {
 		m.target = r.URL.RequestURI()
@@ -133,6 +138,13 @@ func (m *Meta) CopyTo(dst *Meta, buf []byte) []byte {
 	if m.head != nil {
 		buf = append(buf[:0], m.head...)
 		dst.SetHTTPHead(buf)
+		if m.authKnown && m.auth != "" {
+			// The Authorization value, at the same place in the copy.
+			off := int(uintptr(unsafe.Pointer(unsafe.StringData(m.auth))) - uintptr(unsafe.Pointer(unsafe.SliceData(m.head))))
+			if off >= 0 && off+len(m.auth) <= len(buf) {
+				dst.auth, dst.authKnown = view(buf[off:off+len(m.auth)]), true
+			}
+		}
 	}
 	return buf
 }
@@ -202,6 +214,9 @@ func (m *Meta) Header(name string) string {
 			return m.req.Host // net/http keeps it out of Header
 		}
 		return m.req.Header.Get(name)
+	}
+	if m.authKnown && len(name) == len("authorization") && equalFold(name, "authorization") {
+		return m.auth // the bearer token's field, found by the transport's parser
 	}
 	// One IndexByte per line; only a line whose name has the length of
 	// name is compared.

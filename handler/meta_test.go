@@ -6,6 +6,7 @@ package handler_test
 // (register.go); AuthStatus.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -598,5 +599,29 @@ func TestMeta_hostOverNetHTTP(t *testing.T) {
 	}
 	if !found {
 		t.Error("net/http: Headers does not yield Host")
+	}
+}
+
+// TestMeta_setHTTPHeadParsed: a transport's parsed head gives the same
+// answers as SetHTTPHead, the Authorization field without a search, and
+// CopyTo keeps it pointing into the copy.
+func TestMeta_setHTTPHeadParsed(t *testing.T) {
+	head := []byte("POST /rpc?k=v HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer tok\r\nX-Other: 1\r\n\r\n")
+	i := bytes.Index(head, []byte("Bearer tok"))
+	var m handler.Meta
+	m.SetHTTPHeadParsed(head, head[:4], head[5:13], head[i:i+len("Bearer tok")])
+	if m.Method() != "POST" || m.Target() != "/rpc?k=v" || m.Header("AUTHORIZATION") != "Bearer tok" || m.Header("x-other") != "1" {
+		t.Fatalf("parsed: %q %q %q %q", m.Method(), m.Target(), m.Header("authorization"), m.Header("x-other"))
+	}
+	var c handler.Meta
+	buf := m.CopyTo(&c, nil)
+	copy(head, bytes.Repeat([]byte{'#'}, len(head))) // the source buffer reused
+	if c.Method() != "POST" || c.Header("Authorization") != "Bearer tok" || c.Header("X-Other") != "1" || &buf[0] == &head[0] {
+		t.Fatalf("copy: %q %q %q", c.Method(), c.Header("Authorization"), c.Header("X-Other"))
+	}
+	var none handler.Meta
+	none.SetHTTPHeadParsed(head, head[:4], head[5:13], nil)
+	if none.Header("Authorization") != "" {
+		t.Fatalf("no Authorization field: %q", none.Header("Authorization"))
 	}
 }

@@ -27,6 +27,7 @@ type Request struct {
 	WSVersion   []byte // the Sec-WebSocket-Version value; nil when absent
 	Origin      []byte // the Origin value; nil when absent
 	Host        []byte // the Host value; nil when absent (HTTP/1.0)
+	Auth        []byte // the first Authorization value; nil when absent
 	HeadLen     int    // bytes of the head: the request line, the fields and the blank line (and empty lines before the request line)
 	BodyLen     int64  // the Content-Length, or -1 when absent
 	Minor       int    // the minor version: HTTP/1.Minor, 0 or 1
@@ -252,6 +253,10 @@ func parseLines(b []byte, r *Request) int {
 			r.WSVersion = value
 		case EqualFold(name, "origin"):
 			r.Origin = value
+		case EqualFold(name, "authorization"):
+			if r.Auth == nil {
+				r.Auth = value
+			}
 		}
 	}
 	if sawTE && (sawCL || r.Minor == 0) {
@@ -275,7 +280,7 @@ func parseLines(b []byte, r *Request) int {
 func fieldOfInterest(name []byte) bool {
 	switch len(name) {
 	case len("host"), len("expect"), len("upgrade"), len("connection"), len("content-type"),
-		len("content-length"), len("transfer-encoding"), len("sec-websocket-version"):
+		len("content-length"), len("transfer-encoding"), len("sec-websocket-version"), len("authorization"):
 		return true
 	}
 	return false

@@ -1,7 +1,9 @@
 package auth
 
 import (
+	"encoding/binary"
 	"strings"
+	"unsafe"
 
 	"github.com/jetrpc/jetrpc/handler"
 )
@@ -72,10 +74,13 @@ func headerToken(m *handler.Meta) string {
 func bearer(h string) string {
 	const scheme = "Bearer"
 	if len(h) <= len(scheme)+1 || (h[len(scheme)] != ' ' && h[len(scheme)] != '\t') ||
-		!strings.EqualFold(h[:len(scheme)], scheme) {
+		h[:len(scheme)] != scheme && !strings.EqualFold(h[:len(scheme)], scheme) {
 		return ""
 	}
-	t := strings.TrimLeft(h[len(scheme)+1:], " \t")
+	t := h[len(scheme)+1:]
+	for len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
+		t = t[1:]
+	}
 	if hasSpace(t) {
 		return ""
 	}
@@ -134,7 +139,19 @@ func protocolToken(list string) string {
 // hasSpace reports whether s holds a space, a tab or a control
 // character: no bearer token does.
 func hasSpace(s string) bool {
-	for i := 0; i < len(s); i++ {
+	// Eight bytes at a time: a word has a byte under 0x21 when
+	// (x - 0x21…) & ^x & 0x80… is not 0, and a byte 0x7f when x ^ 0x7f…
+	// has a zero byte.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+		del := x ^ 0x7f*ones
+		if (x-0x21*ones)&^x&highs != 0 || (del-ones)&^del&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] == 0x7f {
 			return true
 		}
