@@ -174,6 +174,14 @@ func (c *Call) run(ctx context.Context) {
 	if c.t.timing.Load() {
 		c.dur, c.begun = time.Since(epoch), true // the start, on the monotonic clock alone (one read, not time.Now's two)
 	}
+	if m := c.m; m != nil && m.require == nil { // the usual call: straight to its method
+		st := c.st
+		c.answered = true
+		st.req, st.code, st.err, st.res = c.req, 0, nil, [2]int{}
+		c.dst = m.impl.invoke(ctx, st, c.dst)
+		c.code, c.err, c.res = st.code, st.err, st.res
+		return
+	}
 	c.terminal(ctx)
 }
 
@@ -234,6 +242,12 @@ func (c *Call) from(ctx context.Context, i int) {
 	c.level = i
 	err := chain[i](ctx, c)
 	c.level = outer
+	c.afterLevel(ctx, i, err)
+}
+
+// afterLevel finishes level i once its interceptor returned err: the
+// rest runs if it neither called Next nor refused; an error refuses.
+func (c *Call) afterLevel(ctx context.Context, i int, err error) {
 	bit := uint64(1) << i
 	if c.called&bit == 0 {
 		c.called |= bit
@@ -301,7 +315,7 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parse
 	call := &st.call // filled in place: a Call is large to copy
 	call.t, call.st, call.req, call.m, call.fault, call.tooBig = t, st, req, m, fault, tooBig
 	call.dst, call.start, call.level, call.called, call.answered = dst, len(dst), 0, 0, false
-	call.code, call.err, call.res, call.timed, call.begun = 0, nil, [2]int{}, false, false
+	call.code, call.err, call.timed, call.begun = 0, nil, false, false // res is set with the outcome
 	defer func() {
 		if v := recover(); v != nil {
 			t.opts.Logger.Error("jetrpc: interceptor panicked", "method", call.Method(), "panic", v, "stack", string(debug.Stack()))
@@ -311,7 +325,9 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parse
 		out = call.dst
 		call.dst = nil // the caller's buffer; the rest is cleared with the state (reset)
 	}()
-	call.from(ctx, 0)
+	if err := t.chain[0](ctx, call); call.called&1 == 0 || err != nil { // level 0, as from would run it
+		call.afterLevel(ctx, 0, err)
+	}
 	if !call.answered {
 		// An interceptor recovered a panic of one inside it and let the
 		// call go unanswered: the call still gets its reply.
