@@ -357,7 +357,7 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 			st.single = m
 			return dst, false
 		}
-		if m != nil && m.require == nil && len(t.chain) == 0 { // the usual call: straight to its method
+		if t.direct(m) {
 			return m.impl.invoke(ctx, st, dst), true
 		}
 	}
@@ -373,9 +373,9 @@ func notFound(dst []byte, r *parser.Request) []byte {
 
 // runElem runs one planned batch element, appending its reply (if any).
 func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) []byte {
-	if m := e.m; m != nil && m.require == nil && len(t.chain) == 0 { // the usual element: straight to its method
+	if t.direct(e.m) {
 		st.req = &e.req
-		return m.impl.invoke(ctx, st, dst)
+		return e.m.impl.invoke(ctx, st, dst)
 	}
 	return t.call(ctx, st, dst, &e.req, e.m)
 }

@@ -174,7 +174,7 @@ func (c *Call) run(ctx context.Context) {
 	if c.t.timing.Load() {
 		c.dur, c.begun = time.Since(epoch), true // the start, on the monotonic clock alone (one read, not time.Now's two)
 	}
-	if m := c.m; m != nil && m.require == nil { // the usual call: straight to its method
+	if m := c.m; m.plain() { // the usual call: straight to its method
 		st := c.st
 		c.answered = true
 		st.req, st.code, st.err, st.res = c.req, 0, nil, [2]int{}
@@ -341,7 +341,7 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parse
 // outcome in st.code, st.err and st.res. Kept inlinable: the usual call
 // goes straight to its method.
 func (t *Table) invoke(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
-	if m != nil && m.require == nil { // m is found only for a valid request
+	if m.plain() {
 		st.req = r
 		return m.impl.invoke(ctx, st, dst)
 	}
@@ -367,6 +367,15 @@ func (t *Table) invokeSlow(ctx context.Context, st *state, dst []byte, r *parser
 	st.req = r
 	return m.impl.invoke(ctx, st, dst)
 }
+
+// plain reports whether m is a method a call may go straight to: found
+// (which the lookup does only for a valid request) and requiring no
+// permission. Kept inlinable.
+func (m *method) plain() bool { return m != nil && m.require == nil }
+
+// direct reports whether a call to m goes straight to it: m is plain and
+// the table has no interceptors. Kept inlinable: the usual call's path.
+func (t *Table) direct(m *method) bool { return m.plain() && len(t.chain) == 0 }
 
 // call runs one request (or a fault) through the interceptors, if any,
 // and appends its reply.

@@ -137,16 +137,23 @@ func (m *Meta) CopyTo(dst *Meta, buf []byte) []byte {
 	*dst = *m
 	if m.head != nil {
 		buf = append(buf[:0], m.head...)
-		dst.SetHTTPHead(buf)
-		if m.authKnown && m.auth != "" {
-			// The Authorization value, at the same place in the copy.
-			off := int(uintptr(unsafe.Pointer(unsafe.StringData(m.auth))) - uintptr(unsafe.Pointer(unsafe.SliceData(m.head))))
-			if off >= 0 && off+len(m.auth) <= len(buf) {
-				dst.auth, dst.authKnown = view(buf[off:off+len(m.auth)]), true
-			}
-		}
+		dst.head = buf
+		dst.method, dst.target, dst.auth = rebase(m.method, m.head, buf), rebase(m.target, m.head, buf), rebase(m.auth, m.head, buf)
 	}
 	return buf
+}
+
+// rebase returns the view of to at the place where v lies in from, or ""
+// for a v that is empty or not a view of from.
+func rebase(v string, from, to []byte) string {
+	if v == "" || len(from) == 0 {
+		return ""
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(from))))
+	if off < 0 || off+len(v) > len(to) {
+		return ""
+	}
+	return view(to[off : off+len(v)])
 }
 
 // view is a string viewing b, without a copy.
@@ -218,36 +225,13 @@ func (m *Meta) Header(name string) string {
 	if m.authKnown && len(name) == len("authorization") && equalFold(name, "authorization") {
 		return m.auth // the bearer token's field, found by the transport's parser
 	}
-	// One IndexByte per line; only a line whose name has the length of
-	// name is compared.
-	b := firstField(m.head)
-	for {
-		k := bytes.IndexByte(b, '\n')
-		if k <= 1 { // the blank line, or no more
-			return ""
-		}
-		line := b[:k]
-		if len(line) > len(name) && line[len(name)] == ':' && equalFoldASCII(line[:len(name)], name) {
-			if line[len(line)-1] == '\r' {
-				line = line[:len(line)-1]
-			}
-			return view(http1.TrimOWS(line[len(name)+1:]))
-		}
-		b = b[k+1:]
-	}
-}
-
-// equalFoldASCII reports whether b equals s, ignoring ASCII case.
-func equalFoldASCII(b []byte, s string) bool {
-	for i := 0; i < len(s); i++ {
-		x, y := b[i], s[i]
-		if x != y {
-			if x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z' {
-				return false
-			}
+	f := http1.NewFields(m.head)
+	for n, v, ok := f.Next(); ok; n, v, ok = f.Next() {
+		if len(n) == len(name) && equalFold(n, name) {
+			return view(v)
 		}
 	}
-	return true
+	return ""
 }
 
 // Headers yields every header field of the request, name as sent and
@@ -275,45 +259,13 @@ func (m *Meta) Headers() iter.Seq2[string, string] {
 // fields iterates over the fields of m.head.
 func (m *Meta) fields() iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
-		b := firstField(m.head)
-		for {
-			name, value, rest, ok := nextField(b)
-			if !ok || !yield(name, value) {
+		f := http1.NewFields(m.head)
+		for n, v, ok := f.Next(); ok; n, v, ok = f.Next() {
+			if !yield(view(n), view(v)) {
 				return
 			}
-			b = rest
 		}
 	}
-}
-
-// firstField returns head from its first header field on.
-func firstField(head []byte) []byte {
-	for len(head) >= 2 && head[0] == '\r' && head[1] == '\n' {
-		head = head[2:]
-	}
-	k := bytes.IndexByte(head, '\n')
-	if k < 0 {
-		return nil
-	}
-	return head[k+1:] // past the request line
-}
-
-// nextField returns the field at the start of b, and what follows it;
-// ok is false at the blank line that ends the head.
-func nextField(b []byte) (name, value string, rest []byte, ok bool) {
-	k := bytes.IndexByte(b, '\n')
-	if k <= 0 {
-		return "", "", nil, false
-	}
-	line := b[:k]
-	if line[len(line)-1] == '\r' {
-		line = line[:len(line)-1]
-	}
-	colon := bytes.IndexByte(line, ':')
-	if colon <= 0 {
-		return "", "", nil, false // the blank line
-	}
-	return view(line[:colon]), view(http1.TrimOWS(line[colon+1:])), b[k+1:], true
 }
 
 // CallContext is the context.Context a transport passes with a call: its
