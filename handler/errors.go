@@ -26,6 +26,14 @@ const (
 	CodeCancelled      = parser.CodeCancelled      // the request's context was cancelled
 	CodeDeadline       = parser.CodeDeadline       // the request's context deadline passed
 	CodeForbidden      = parser.CodeForbidden      // the caller lacks a permission the method requires (Require)
+	// CodeLimitExceeded: a rate limit refused the call (RateLimit, Cost).
+	CodeLimitExceeded = parser.CodeLimitExceeded
+	// CodeTooManySubscriptions: a subscribe call found the connection's or
+	// the server's subscriptions at their limit.
+	CodeTooManySubscriptions = parser.CodeTooManySubscriptions
+	// CodeResponseTooLarge: the reply would pass MaxResponseSize, or a
+	// batch's replies MaxBatchResponseSize.
+	CodeResponseTooLarge = parser.CodeResponseTooLarge
 )
 
 // Error is a JSON-RPC error object. A handler that returns an *Error has
@@ -86,6 +94,16 @@ var (
 	ErrInternal       = &Error{Code: CodeInternalError}
 	ErrServerBusy     = &Error{Code: CodeServerBusy}
 	ErrForbidden      = &Error{Code: CodeForbidden}
+	// ErrDeadline answers a call that ran past its timeout (Timeout,
+	// WithCallTimeout).
+	ErrDeadline = &Error{Code: CodeDeadline}
+	// ErrLimitExceeded answers a call a rate limit refused.
+	ErrLimitExceeded = &Error{Code: CodeLimitExceeded}
+	// ErrTooManySubscriptions answers a subscribe call over the
+	// subscription limits.
+	ErrTooManySubscriptions = &Error{Code: CodeTooManySubscriptions}
+	// ErrResponseTooLarge replaces a reply over the response size limits.
+	ErrResponseTooLarge = &Error{Code: CodeResponseTooLarge}
 )
 
 // Errors of an Authorizer (see AuthStatus).

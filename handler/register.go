@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/bytedance/sonic/decoder"
@@ -23,10 +25,14 @@ import (
 type MethodOption func(*methodConfig)
 
 type methodConfig struct {
-	inline  bool
-	desc    string
-	params  []string
-	require []string
+	inline        bool
+	desc          string
+	params        []string
+	require       []string
+	cost          int
+	maxConcurrent int
+	timeout       time.Duration
+	timeoutSet    bool
 }
 
 // Inline marks a method as non-blocking: it runs on the caller of
@@ -60,6 +66,31 @@ func ParamNames(names ...string) MethodOption {
 // method does not run. Interceptors see the refusal (Call.Code).
 func Require(perms ...string) MethodOption {
 	return func(c *methodConfig) { c.require = append(c.require, perms...) }
+}
+
+// Cost sets what one call of the method spends from the rate limits'
+// token buckets (RateLimit), in cost units; the default is 1. A batch
+// spends the costs of its elements, each alone. Costs below 1 count 1.
+func Cost(n int) MethodOption { return func(c *methodConfig) { c.cost = max(n, 1) } }
+
+// MaxConcurrent bounds the calls of the method running at once: a call
+// beyond n is answered CodeServerBusy at once, so that one slow method
+// cannot take the whole worker pool from the others. n ≤ 0 means no
+// bound (the default).
+func MaxConcurrent(n int) MethodOption {
+	return func(c *methodConfig) { c.maxConcurrent = max(n, 0) }
+}
+
+// Timeout sets the method's call timeout, instead of the table's
+// CallTimeout: the method's context carries the deadline (and is done
+// when it passes), and a call of a blocking method still running then
+// is answered CodeDeadline, -32002 "Deadline exceeded", at once — inside
+// a batch too, beside its siblings' results — and its late result is
+// dropped. An inline method is never cut short (it runs on the event
+// loop, which it must not hold for long): its context carries the
+// deadline alone. d ≤ 0 means no timeout, even when the table has one.
+func Timeout(d time.Duration) MethodOption {
+	return func(c *methodConfig) { c.timeout, c.timeoutSet = max(d, 0), true }
 }
 
 // Register adds the method name to t, served by fn. P is the params type:
@@ -183,6 +214,12 @@ func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, e
 		info:   MethodInfo{Name: name, Description: cfg.desc, Params: params, Inline: cfg.inline, Require: cfg.require},
 		impl:   m,
 	}
+	mt.cost = max(cfg.cost, 1)
+	mt.maxConc = int32(min(cfg.maxConcurrent, 1<<30))
+	mt.timeout = t.opts.CallTimeout
+	if cfg.timeoutSet {
+		mt.timeout = cfg.timeout
+	}
 	if len(cfg.require) > 0 {
 		mt.require = cfg.require
 		mt.forbidden = "requires permission " + strings.Join(cfg.require, ", ")
@@ -193,13 +230,18 @@ func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, e
 	return t.add(mt)
 }
 
-// method is a registered method. Immutable.
+// method is a registered method. Immutable but for running.
 type method struct {
 	inline    bool
+	checked   bool // a call must pass checks before it runs (permissions, limits, a timeout): never straight to impl
 	info      MethodInfo
 	impl      invoker
-	require   []string // permissions the caller must hold (Require); nil for none
-	forbidden string   // the detail of the reply to a caller without them
+	require   []string      // permissions the caller must hold (Require); nil for none
+	forbidden string        // the detail of the reply to a caller without them
+	cost      int           // cost units per call (Cost)
+	maxConc   int32         // MaxConcurrent, or 0
+	timeout   time.Duration // the call timeout, or 0
+	running   atomic.Int32  // calls running now, counted when maxConc > 0
 }
 
 // invoker runs one call. invoke reads the request from st.req, and

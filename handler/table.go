@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
@@ -19,6 +20,19 @@ const (
 	// methods is split into chunks of this many elements run in parallel
 	// on the worker pool.
 	DefaultParallelBatch = 64
+	// DefaultMaxResponseSize bounds one reply (a request's, or one batch
+	// element's): the engine's default message size.
+	DefaultMaxResponseSize = parser.DefaultMaxSize
+	// DefaultMaxBatchResponseSize bounds the replies of one batch
+	// together, error replies included (geth's
+	// --rpc.batch-response-max-size).
+	DefaultMaxBatchResponseSize = 25_000_000
+	// DefaultMaxSubscriptionsPerConn bounds the live subscriptions of one
+	// connection (jsonrpsee's max_subscriptions_per_connection).
+	DefaultMaxSubscriptionsPerConn = 1024
+	// DefaultMaxSubscriptions bounds the live subscriptions of a table,
+	// all connections together.
+	DefaultMaxSubscriptions = 100_000
 )
 
 // Options configures a Table. The zero value means the defaults.
@@ -44,6 +58,33 @@ type Options struct {
 	// means a pool shared by all tables, started on first use with
 	// pool.DefaultWorkers goroutines and a queue of pool.DefaultQueue.
 	Workers *pool.Workers
+	// CallTimeout is the timeout of the calls of every method registered
+	// without Timeout: the method's context carries the deadline, and a
+	// blocking call still running when it passes is answered
+	// CodeDeadline at once (see Timeout). 0 means none; negative is
+	// none too.
+	CallTimeout time.Duration
+	// MaxResponseSize bounds one reply: a reply larger than this is
+	// replaced by CodeResponseTooLarge. 0 means DefaultMaxResponseSize;
+	// negative means no limit.
+	MaxResponseSize int
+	// MaxBatchResponseSize bounds the replies of one batch together,
+	// error replies included: once they pass it, every remaining element
+	// is answered CodeResponseTooLarge instead of its result. 0 means
+	// DefaultMaxBatchResponseSize; negative means no limit.
+	MaxBatchResponseSize int
+	// RateLimit limits the calls of each client and each connection, in
+	// cost units (see RateLimit and Cost). The zero value limits nothing.
+	RateLimit RateLimit
+	// MaxSubscriptionsPerConn bounds the live subscriptions of one
+	// connection, all namespaces together; a subscribe call past it is
+	// answered CodeTooManySubscriptions. 0 means
+	// DefaultMaxSubscriptionsPerConn; negative means no limit.
+	MaxSubscriptionsPerConn int
+	// MaxSubscriptions bounds the live subscriptions of the table, all
+	// connections together; 0 means DefaultMaxSubscriptions; negative
+	// means no limit.
+	MaxSubscriptions int
 	// Logger receives handler panics; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -68,6 +109,24 @@ func WithParallelBatch(n int) Option { return func(o *Options) { o.ParallelBatch
 
 // WithWorkers sets Options.Workers.
 func WithWorkers(w *pool.Workers) Option { return func(o *Options) { o.Workers = w } }
+
+// WithCallTimeout sets Options.CallTimeout.
+func WithCallTimeout(d time.Duration) Option { return func(o *Options) { o.CallTimeout = d } }
+
+// WithMaxResponseSize sets Options.MaxResponseSize and
+// Options.MaxBatchResponseSize.
+func WithMaxResponseSize(single, batch int) Option {
+	return func(o *Options) { o.MaxResponseSize, o.MaxBatchResponseSize = single, batch }
+}
+
+// WithRateLimit sets Options.RateLimit.
+func WithRateLimit(r RateLimit) Option { return func(o *Options) { o.RateLimit = r } }
+
+// WithMaxSubscriptions sets Options.MaxSubscriptionsPerConn and
+// Options.MaxSubscriptions.
+func WithMaxSubscriptions(perConn, total int) Option {
+	return func(o *Options) { o.MaxSubscriptionsPerConn, o.MaxSubscriptions = perConn, total }
+}
 
 // WithLogger sets Options.Logger.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
@@ -104,6 +163,21 @@ func NewTable(opts ...Option) *Table {
 	if t.opts.Logger == nil {
 		t.opts.Logger = slog.Default()
 	}
+	if t.opts.CallTimeout < 0 {
+		t.opts.CallTimeout = 0
+	}
+	limit := func(n *int, def int) {
+		switch {
+		case *n == 0:
+			*n = def
+		case *n < 0:
+			*n = int(^uint(0) >> 1)
+		}
+	}
+	limit(&t.opts.MaxResponseSize, DefaultMaxResponseSize)
+	limit(&t.opts.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
+	limit(&t.opts.MaxSubscriptionsPerConn, DefaultMaxSubscriptionsPerConn)
+	limit(&t.opts.MaxSubscriptions, DefaultMaxSubscriptions)
 	return t
 }
 

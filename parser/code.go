@@ -20,6 +20,15 @@ const (
 	CodeCancelled      Code = -32001 // the request's context was cancelled
 	CodeDeadline       Code = -32002 // the request's context deadline passed
 	CodeForbidden      Code = -32003 // the caller lacks a permission the method requires
+	// CodeLimitExceeded: a rate limit refused the call (EIP-1474's
+	// "limit exceeded").
+	CodeLimitExceeded Code = -32005
+	// CodeTooManySubscriptions: the connection, or the server, holds as
+	// many subscriptions as it may (jsonrpsee's code).
+	CodeTooManySubscriptions Code = -32006
+	// CodeResponseTooLarge: the reply would pass the response size limit
+	// (jsonrpsee's code; geth uses -32003, which is CodeForbidden here).
+	CodeResponseTooLarge Code = -32008
 )
 
 // String returns the standard message of the code ("Parse error",
@@ -45,6 +54,12 @@ func (c Code) String() string {
 		return "Deadline exceeded"
 	case CodeForbidden:
 		return "Forbidden"
+	case CodeLimitExceeded:
+		return "Limit exceeded"
+	case CodeTooManySubscriptions:
+		return "Too many subscriptions"
+	case CodeResponseTooLarge:
+		return "Response too large"
 	}
 	return "error " + strconv.Itoa(int(c))
 }
