@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 )
 
@@ -15,6 +16,14 @@ import (
 // until <ns>_unsubscribe [ID] or the connection closes. The notifications
 // never precede the subscribe reply: Conn.Send holds a message until the
 // replies of the requests received before it are written.
+//
+// Limits: the namespaces of a table share one subLimits (made by the
+// first RegisterSubscription, found through Table.subs), which holds the
+// live subscriptions of every namespace and counts them, per connection
+// and in all, under one mutex. A subscription's entry in its namespace's
+// live map is its slot: add puts it there if the limits allow, and
+// remove takes it out, once, whichever of unsubscribe, Unsubscribe, a
+// failed start or the end of the connection comes first.
 
 // Subscription is one client's subscription, made by a subscribe method
 // registered with RegisterSubscription. Its methods are safe from any
@@ -61,11 +70,9 @@ func (s *Subscription) Notify(result any) error {
 // is not told; later notifications are refused.
 func (s *Subscription) Unsubscribe() { s.end() }
 
-// end removes the subscription from its namespace and ends its context.
+// end gives back the subscription's slot and ends its context.
 func (s *Subscription) end() {
-	s.reg.mu.Lock()
-	delete(s.reg.live, s.id)
-	s.reg.mu.Unlock()
+	s.reg.remove(s)
 	s.mu.Lock() // wait for a notification being queued
 	s.cancel()
 	s.mu.Unlock()
@@ -91,8 +98,76 @@ func (p subscriptionParams) AppendJSON(dst []byte) ([]byte, error) {
 
 // subscriptions are the live subscriptions of one namespace.
 type subscriptions struct {
-	mu   sync.Mutex
-	live map[string]*Subscription
+	lim  *subLimits               // shared by the table's namespaces; immutable, never nil
+	live map[string]*Subscription // by id; guarded by lim.mu
+}
+
+// subLimits counts the live subscriptions of a table, all namespaces
+// together, against Options.MaxSubscriptionsPerConn and
+// Options.MaxSubscriptions.
+type subLimits struct {
+	perConn, total       int    // the limits; immutable
+	errPerConn, errTotal *Error // the replies past them; immutable
+	mu                   sync.Mutex
+	n                    int          // live subscriptions; guarded by mu
+	byConn               map[Conn]int // live subscriptions of each connection, never 0 (the entry is deleted); guarded by mu
+}
+
+func newSubLimits(o *Options) *subLimits {
+	return &subLimits{
+		perConn:    o.MaxSubscriptionsPerConn,
+		total:      o.MaxSubscriptions,
+		errPerConn: NewError(CodeTooManySubscriptions, "Too many subscriptions: "+strconv.Itoa(o.MaxSubscriptionsPerConn)+" per connection"),
+		errTotal:   NewError(CodeTooManySubscriptions, "Too many subscriptions: the server holds "+strconv.Itoa(o.MaxSubscriptions)),
+		byConn:     map[Conn]int{},
+	}
+}
+
+// add takes a slot for s, which must not be live yet: it makes s live
+// and returns nil, or returns the error of the limit that refuses it.
+func (r *subscriptions) add(s *Subscription) *Error {
+	l := r.lim
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := l.byConn[s.conn]
+	switch {
+	case k >= l.perConn:
+		return l.errPerConn
+	case l.n >= l.total:
+		return l.errTotal
+	}
+	for r.live[s.id] != nil { // 128 random bits: never, but a slot must not be overwritten
+		s.id = newSubscriptionID()
+	}
+	r.live[s.id] = s
+	l.byConn[s.conn] = k + 1
+	l.n++
+	return nil
+}
+
+// remove gives back the slot of s if it is live; calls after the first
+// do nothing.
+func (r *subscriptions) remove(s *Subscription) {
+	l := r.lim
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.live[s.id] != s {
+		return
+	}
+	delete(r.live, s.id)
+	l.n--
+	if k := l.byConn[s.conn] - 1; k > 0 {
+		l.byConn[s.conn] = k
+	} else {
+		delete(l.byConn, s.conn)
+	}
+}
+
+// lookup returns the live subscription id, or nil.
+func (r *subscriptions) lookup(id string) *Subscription {
+	r.lim.mu.Lock()
+	defer r.lim.mu.Unlock()
+	return r.live[id]
 }
 
 // RegisterSubscription registers <ns>_subscribe and <ns>_unsubscribe.
@@ -110,6 +185,16 @@ type subscriptions struct {
 // ErrSubscriptionNotFound. A subscription also ends when its connection
 // closes. Over HTTP, subscribe is answered ErrNotificationsUnsupported.
 // opts apply to <ns>_subscribe; <ns>_unsubscribe is inline.
+//
+// The live subscriptions of all the table's namespaces count together
+// against Options.MaxSubscriptionsPerConn (per connection) and
+// Options.MaxSubscriptions (in all): a subscribe past either is answered
+// CodeTooManySubscriptions (errors.Is ErrTooManySubscriptions), with the
+// message "Too many subscriptions: N per connection" or "Too many
+// subscriptions: the server holds N", and start is not called. A
+// subscription's slot is given back when it ends, however it ends: on
+// unsubscribe, Unsubscribe, start's error or panic, or its connection's
+// close.
 func RegisterSubscription[P any](t *Table, ns string, start func(ctx context.Context, p P, sub *Subscription) error, opts ...MethodOption) {
 	if err := TryRegisterSubscription(t, ns, start, opts...); err != nil {
 		panic(err)
@@ -122,7 +207,7 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 	if ns == "" {
 		return fmt.Errorf("jetrpc: subscription namespace is empty")
 	}
-	reg := &subscriptions{live: map[string]*Subscription{}}
+	reg := &subscriptions{live: map[string]*Subscription{}} // lim set below, under t.mu
 	notifyMethod := ns + "_subscription"
 	subscribe := func(ctx context.Context, p P) (string, error) {
 		c := ConnFrom(ctx)
@@ -131,14 +216,12 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 		}
 		sctx, cancel := context.WithCancel(c.Context())
 		s := &Subscription{id: newSubscriptionID(), method: notifyMethod, conn: c, ctx: sctx, cancel: cancel, reg: reg}
-		reg.mu.Lock()
-		reg.live[s.id] = s
-		reg.mu.Unlock()
-		context.AfterFunc(sctx, func() {
-			reg.mu.Lock()
-			delete(reg.live, s.id)
-			reg.mu.Unlock()
-		})
+		if err := reg.add(s); err != nil {
+			cancel()
+			return "", err
+		}
+		// The connection closed (now or before add): give the slot back.
+		context.AfterFunc(sctx, func() { reg.remove(s) })
 		ok := false
 		defer func() {
 			if !ok { // start failed or panicked
@@ -153,9 +236,7 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 	}
 	unsubscribe := func(ctx context.Context, p [1]string) (bool, error) {
 		c := ConnFrom(ctx)
-		reg.mu.Lock()
-		s := reg.live[p[0]]
-		reg.mu.Unlock()
+		s := reg.lookup(p[0])
 		if s == nil || c == nil || s.conn != c {
 			return false, ErrSubscriptionNotFound
 		}
@@ -169,6 +250,10 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 	if t.subs[ns] != nil {
 		t.mu.Unlock()
 		return fmt.Errorf("jetrpc: subscription namespace %q: %w", ns, ErrDuplicateName)
+	}
+	reg.lim = t.subLimitsLocked()
+	if reg.lim == nil {
+		reg.lim = newSubLimits(&t.opts)
 	}
 	t.subs[ns] = reg
 	t.mu.Unlock()
@@ -196,7 +281,8 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 }
 
 // Subscriptions returns the number of live subscriptions of namespace ns
-// registered with RegisterSubscription on t, for tests and metrics.
+// registered with RegisterSubscription on t, for tests and metrics. It is
+// safe from any goroutine.
 func (t *Table) Subscriptions(ns string) int {
 	t.mu.Lock()
 	reg := t.subs[ns]
@@ -204,9 +290,38 @@ func (t *Table) Subscriptions(ns string) int {
 	if reg == nil {
 		return 0
 	}
-	reg.mu.Lock()
-	defer reg.mu.Unlock()
-	return len(reg.live)
+	return reg.count()
+}
+
+// SubscriptionCount returns the number of live subscriptions of all the
+// namespaces of t together: the count Options.MaxSubscriptions bounds.
+// It is safe from any goroutine.
+func (t *Table) SubscriptionCount() int {
+	t.mu.Lock()
+	l := t.subLimitsLocked()
+	t.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+// subLimitsLocked returns the limits shared by t's namespaces, nil if it
+// has none yet. t.mu must be held.
+func (t *Table) subLimitsLocked() *subLimits {
+	for _, reg := range t.subs {
+		return reg.lim
+	}
+	return nil
+}
+
+// count returns the number of live subscriptions of the namespace.
+func (r *subscriptions) count() int {
+	r.lim.mu.Lock()
+	defer r.lim.mu.Unlock()
+	return len(r.live)
 }
 
 // newSubscriptionID returns "0x" and 32 random hex digits.
