@@ -5,6 +5,7 @@ package handler_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/pool"
@@ -301,4 +302,26 @@ func TestCORS_zeroAllocs(t *testing.T) {
 	}); got != 0 || !ok {
 		t.Errorf("%v allocs per check, want 0 (allowed %v)", got, ok)
 	}
+}
+
+// TestLimits_zeroAllocs: call timeouts, a concurrency bound and the
+// response caps cost no allocation, on inline calls and on a blocking
+// call answered from a worker within its deadline.
+func TestLimits_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	w := pool.NewWorkers(2, 16)
+	t.Cleanup(w.Close)
+	tab := handler.NewTable(handler.WithWorkers(w), handler.WithCallTimeout(time.Minute), handler.WithMaxResponseSize(1<<20, 1<<20))
+	add := func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }
+	handler.Register(tab, "add", add, handler.Inline(), handler.MaxConcurrent(8), handler.Cost(2))
+	handler.Register(tab, "slowadd", add)
+	cases := map[string]string{
+		"inline with a deadline": `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`,
+		"blocking, timed":        `{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1}`,
+		"batch, timed":           `[{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}]`,
+	}
+	assertNoAllocs(t, tab, cases, false)
+	assertNoAllocs(t, tab, map[string]string{"inline": cases["inline with a deadline"]}, true)
 }

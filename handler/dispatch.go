@@ -19,6 +19,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/bytedance/sonic/decoder"
 	"github.com/jetrpc/jetrpc/parser"
@@ -46,17 +48,31 @@ type state struct {
 	kept    []byte           // the copy of a deferred message (Pending); spans point into it
 	lastT   *Table           // the table of the last lookup
 	lastM   *method          // the method found by the last lookup
-	wg      sync.WaitGroup   // batch segments on workers
+	src     []byte           // the message being dispatched (Dispatch's, only until it returns)
+	wait    waitState        // batch segments on workers
 	call    Call             // the call in the interceptors
 	code    Code             // the outcome of the last invoke: its code,
 	err     error            // its error,
 	res     [2]int           // and its result's span in the reply
+
+	deadline  time.Time   // when the call run now must end, set by a timed segment; zero: from its method's timeout
+	dl        deadlineCtx // the context of a call with a deadline
+	abandoned bool        // a timed-out segment's worker still uses the state: never pooled again
+}
+
+// waitState is how the caller of a parallel batch waits for its
+// segments on workers.
+type waitState struct {
+	left  atomic.Int32  // segments on workers not yet done or given up
+	wake  chan struct{} // signalled when left reaches 0; made on first use
+	timer *time.Timer   // the next deadline of a timed segment; made on first use
 }
 
 // element is a planned batch element.
 type element struct {
 	req parser.Request
 	m   *method // nil when the request is invalid or the method unknown
+	at  [2]int  // its reply's span in its segment's output (or in the reply)
 }
 
 func (e *element) blocking() bool { return e.m != nil && !e.m.inline }
@@ -84,8 +100,13 @@ func (st *state) prepare(t *Table) {
 	st.p.RejectV1 = t.opts.RejectV1
 }
 
-// putState drops every reference into the message and returns st.
+// putState drops every reference into the message and returns st —
+// unless a worker still uses it (a timed-out batch segment's), then it
+// is left to the collector.
 func putState(st *state) {
+	if st.abandoned {
+		return
+	}
 	st.reset()
 	states.Put(st)
 }
@@ -93,8 +114,9 @@ func putState(st *state) {
 // reset drops every reference into the message and the scratch memory
 // grown too large.
 func (st *state) reset() {
-	st.req, st.single = nil, nil
+	st.req, st.single, st.src = nil, nil, nil
 	st.err = nil
+	st.deadline = time.Time{}
 	if st.call.t != nil {
 		st.call = Call{} // nothing of the message stays in the pooled state
 	}
@@ -220,6 +242,7 @@ func (d *Pending) keep(t *Table, st *state, msg []byte) {
 	}
 	clear(st.reqs) // copied into elems: nothing may point into msg
 	st.reqs = st.reqs[:0]
+	st.src = nil
 	d.t, d.st = t, st
 }
 
@@ -236,7 +259,7 @@ func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 		d.release()
 	}()
 	if st.msg.Kind == parser.KindSingle {
-		return t.call(ctx, st, dst, st.req, st.single)
+		return t.runSingle(ctx, st, dst, st.req, st.single)
 	}
 	return t.parallel(ctx, st, dst)
 }
@@ -309,6 +332,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 			out, oc = t.dispatchPanicked(v, start), Replied
 		}
 	}()
+	st.src = msg
 	m := &st.msg
 	// A batch's elements come from the pass that validates it, up to the
 	// batch limit (a longer batch is refused whole).
@@ -337,7 +361,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 			return dst, oc
 		}
 	}
-	if later != nil && later.spare == nil {
+	if later != nil && later.spare == nil && !st.abandoned {
 		st.reset()
 		later.spare = st // kept for the next call with this Pending
 	} else {
@@ -358,10 +382,23 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 			return dst, false
 		}
 		if t.direct(m) {
-			return m.impl.invoke(ctx, st, dst), true
+			return t.capReply(m.impl.invoke(ctx, st, dst), len(dst), r), true
 		}
 	}
-	return t.call(ctx, st, dst, r, m), true
+	return t.runSingle(ctx, st, dst, r, m), true
+}
+
+// runSingle runs a single request through the interceptors on the
+// caller — or, for a blocking method with a timeout, on a worker while
+// the caller waits for it or for its deadline — and appends its reply.
+func (t *Table) runSingle(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
+	before := len(dst)
+	if m != nil && m.timeout > 0 && !m.inline {
+		dst = t.timedSingle(ctx, st, dst, r, m)
+	} else {
+		dst = t.call(ctx, st, dst, r, m)
+	}
+	return t.capReply(dst, before, r)
 }
 
 func notFound(dst []byte, r *parser.Request) []byte {
@@ -373,26 +410,48 @@ func notFound(dst []byte, r *parser.Request) []byte {
 
 // runElem runs one planned batch element, appending its reply (if any).
 func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) []byte {
+	before := len(dst)
 	if t.direct(e.m) {
 		st.req = &e.req
-		return e.m.impl.invoke(ctx, st, dst)
+		dst = e.m.impl.invoke(ctx, st, dst)
+	} else {
+		dst = t.call(ctx, st, dst, &e.req, e.m)
 	}
-	return t.call(ctx, st, dst, &e.req, e.m)
+	return t.capReply(dst, before, &e.req)
+}
+
+// capReply replaces the reply dst[before:] to r by CodeResponseTooLarge
+// when it passes MaxResponseSize. Kept inlinable.
+func (t *Table) capReply(dst []byte, before int, r *parser.Request) []byte {
+	if n := len(dst) - before; n > t.opts.MaxResponseSize {
+		return appendTooLarge(dst[:before], r, n, t.opts.MaxResponseSize)
+	}
+	return dst
 }
 
 // runElems runs elements in order, appending their replies separated by
-// commas.
-func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []element) []byte {
+// commas and noting each one's span. Once the replies pass limit, the
+// remaining elements are answered CodeResponseTooLarge without running.
+func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []element, limit int) []byte {
 	start := len(dst)
 	for i := range elems {
+		e := &elems[i]
 		mark := len(dst)
 		if mark > start {
 			dst = append(dst, ',')
 		}
 		before := len(dst)
-		if dst = t.runElem(ctx, st, dst, &elems[i]); len(dst) == before {
-			dst = dst[:mark] // a notification: no reply, no comma
+		if mark-start > limit {
+			dst = appendTooLarge(dst, &e.req, 0, limit)
+		} else {
+			dst = t.runElem(ctx, st, dst, e)
 		}
+		if len(dst) == before {
+			dst = dst[:mark] // a notification: no reply, no comma
+			e.at = [2]int{mark, mark}
+			continue
+		}
+		e.at = [2]int{before, len(dst)}
 	}
 	return dst
 }
@@ -428,7 +487,7 @@ func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Mess
 	if blocking == 0 && len(st.elems) <= t.opts.ParallelBatch {
 		open := len(dst)
 		dst = append(dst, '[')
-		dst = t.runElems(ctx, st, dst, st.elems)
+		dst = t.runElems(ctx, st, dst, st.elems, t.opts.MaxBatchResponseSize)
 		return closeArray(dst, open), true
 	}
 	if inlineOnly {
@@ -452,11 +511,22 @@ type segment struct {
 	ctx       context.Context
 	elems     []element
 	out       *pool.Buffer
-	wg        *sync.WaitGroup
+	wait      *waitState
+	deadline  time.Time  // a timed segment's (a blocking method with a timeout): when its caller answers without it
+	sw        detachable // the context a timed segment runs under
+	state     atomic.Uint32
 	blocking  bool // a blocking element: busy when the pool is full
 	onWorker  bool // meant for a worker
 	submitted bool // queued on a worker
+	late      bool // the caller answered it without waiting (caller only)
 }
+
+// States of a segment on a worker.
+const (
+	segRunning uint32 = iota // queued or running
+	segDone                  // finished; the caller joins its output
+	segGivenUp               // its caller answered it at the deadline; the worker drops its output
+)
 
 var _ pool.Task = (*segment)(nil)
 
@@ -464,7 +534,7 @@ var _ pool.Task = (*segment)(nil)
 // per element; should jetrpc's own code panic, every element of the
 // segment that wants a reply gets -32603 rather than none.
 func (s *segment) Run() {
-	defer s.wg.Done()
+	defer s.finish()
 	st := getState(s.t)
 	defer func() {
 		if v := recover(); v != nil {
@@ -472,21 +542,50 @@ func (s *segment) Run() {
 			s.out.B = appendInternal(s.out.B[:0], s.elems)
 		}
 	}()
-	s.out.B = s.t.runElems(s.ctx, st, s.out.B, s.elems)
+	ctx := s.ctx
+	if !s.deadline.IsZero() {
+		st.deadline = s.deadline
+		ctx = &s.sw
+	}
+	s.out.B = s.t.runElems(ctx, st, s.out.B, s.elems, maxReplies)
 	putState(st)
 }
+
+// finish tells the caller the segment is done — or, when the caller
+// gave up on it at its deadline, drops its output.
+func (s *segment) finish() {
+	w := s.wait
+	if s.state.CompareAndSwap(segRunning, segDone) {
+		if w.left.Add(-1) == 0 {
+			select {
+			case w.wake <- struct{}{}:
+			default: // a wake is pending already
+			}
+		}
+		return
+	}
+	pool.Parts.Put(s.out) // the segment is the caller's no more: its state is never reused
+	s.out = nil
+}
+
+// maxReplies is "no limit" for runElems.
+const maxReplies = int(^uint(0) >> 1)
 
 // appendInternal answers each element that wants a reply with -32603.
 func appendInternal(dst []byte, elems []element) []byte {
 	for i := range elems {
-		r := &elems[i].req
+		e := &elems[i]
+		r := &e.req
 		if r.Notification && r.Err.OK() {
+			e.at = [2]int{len(dst), len(dst)}
 			continue
 		}
 		if len(dst) > 0 {
 			dst = append(dst, ',')
 		}
+		before := len(dst)
 		dst = appendErrorReply(dst, r.ID, r.Version, CodeInternalError, "Internal error", "", nil)
+		e.at = [2]int{before, len(dst)}
 	}
 	return dst
 }
@@ -515,39 +614,159 @@ func (t *Table) parallel(ctx context.Context, st *state, dst []byte) []byte {
 		st.segs = append(st.segs, segment{elems: elems[i:j], onWorker: onWorker})
 		i = j
 	}
-	w := t.workers()
+	return t.runSegments(ctx, st, dst, false)
+}
+
+// timedSingle runs a single request of a blocking method with a timeout
+// on a worker while the caller waits for it or for its deadline.
+func (t *Table) timedSingle(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
+	st.elems = append(st.elems[:0], element{req: *r, m: m})
+	st.segs = append(st.segs[:0], segment{elems: st.elems[:1], blocking: true, onWorker: true})
+	return t.runSegments(ctx, st, dst, true)
+}
+
+// runSegments runs the segments planned in st.segs — those meant for a
+// worker on the table's pool, the others on the caller — waits for them
+// (a timed one only until its deadline), and appends their replies:
+// bare, for the one element of a single request, or as an array.
+func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare bool) []byte {
+	var now time.Time
+	timed := false
 	for i := range st.segs {
 		s := &st.segs[i]
-		s.t, s.ctx, s.out, s.wg = t, ctx, pool.Parts.Get(), &st.wg
+		if s.blocking && s.elems[0].m.timeout > 0 {
+			if !timed {
+				timed, now = true, time.Now()
+			}
+			s.deadline = now.Add(s.elems[0].m.timeout)
+		}
+	}
+	if timed && len(st.kept) == 0 {
+		// The caller's message is valid only until the caller returns, and
+		// a timed-out worker may read it after: copy it.
+		st.kept = append(st.kept[:0], st.src...)
+		for i := range st.elems {
+			st.elems[i].req.Rebase(st.src, st.kept)
+		}
+	}
+	w := &st.wait
+	if w.wake == nil {
+		w.wake = make(chan struct{}, 1)
+	}
+	w.left.Store(0)
+	pw := t.workers()
+	for i := range st.segs {
+		s := &st.segs[i]
+		s.t, s.ctx, s.out, s.wait = t, ctx, pool.Parts.Get(), w
+		s.sw.parent = ctx
 		if !s.onWorker {
 			continue
 		}
-		st.wg.Add(1)
-		if s.submitted = w.TrySubmit(s); !s.submitted {
-			st.wg.Done()
+		w.left.Add(1)
+		if s.submitted = pw.TrySubmit(s); !s.submitted {
+			w.left.Add(-1)
 			if s.blocking {
-				s.out.B = appendBusy(s.out.B, &s.elems[0].req)
+				e := &s.elems[0]
+				s.out.B = appendBusy(s.out.B, &e.req)
+				e.at = [2]int{0, len(s.out.B)}
 			}
 		}
 	}
 	for i := range st.segs {
 		if s := &st.segs[i]; !s.submitted && !(s.onWorker && s.blocking) {
-			s.out.B = t.runElems(ctx, st, s.out.B, s.elems)
+			s.out.B = t.runElems(ctx, st, s.out.B, s.elems, maxReplies)
 		}
 	}
-	st.wg.Wait()
+	t.await(st)
+	if bare {
+		s := &st.segs[0]
+		e := &s.elems[0]
+		if s.late {
+			return appendTimeout(dst, &e.req, e.m)
+		}
+		dst = append(dst, s.out.B[e.at[0]:e.at[1]]...)
+		pool.Parts.Put(s.out)
+		*s = segment{}
+		return dst
+	}
+	return t.join(st, dst)
+}
+
+// await waits until every segment on a worker is done, or past its
+// deadline: then the segment is given up (late), its worker drops its
+// output, and st is never pooled again (that worker still uses it).
+func (t *Table) await(st *state) {
+	w := &st.wait
+	for w.left.Load() > 0 {
+		var next time.Time
+		for i := range st.segs {
+			s := &st.segs[i]
+			if s.submitted && !s.late && !s.deadline.IsZero() && (next.IsZero() || s.deadline.Before(next)) {
+				next = s.deadline
+			}
+		}
+		if next.IsZero() {
+			<-w.wake
+			continue
+		}
+		if d := time.Until(next); d > 0 {
+			if w.timer == nil {
+				w.timer = time.NewTimer(d)
+			} else {
+				w.timer.Reset(d)
+			}
+			select {
+			case <-w.wake:
+				w.timer.Stop()
+				continue
+			case <-w.timer.C:
+			}
+		}
+		now := time.Now()
+		for i := range st.segs {
+			s := &st.segs[i]
+			if s.submitted && !s.late && !s.deadline.IsZero() && !now.Before(s.deadline) && s.state.CompareAndSwap(segRunning, segGivenUp) {
+				s.late, st.abandoned = true, true
+				s.sw.detach()
+				w.left.Add(-1)
+			}
+		}
+	}
+}
+
+// join appends the replies of a batch's segments, in request order, as
+// one array: a late segment's element is answered CodeDeadline, and once
+// the replies pass MaxBatchResponseSize every remaining element is
+// answered CodeResponseTooLarge instead.
+func (t *Table) join(st *state, dst []byte) []byte {
+	limit := t.opts.MaxBatchResponseSize
 	open := len(dst)
 	dst = append(dst, '[')
 	for i := range st.segs {
 		s := &st.segs[i]
-		if len(s.out.B) > 0 {
-			if len(dst) > open+1 {
+		for k := range s.elems {
+			e := &s.elems[k]
+			mark := len(dst)
+			if mark > open+1 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, s.out.B...)
+			before := len(dst)
+			switch {
+			case mark-open-1 > limit:
+				dst = appendTooLarge(dst, &e.req, 0, limit)
+			case s.late:
+				dst = appendTimeout(dst, &e.req, e.m)
+			default:
+				dst = append(dst, s.out.B[e.at[0]:e.at[1]]...)
+			}
+			if len(dst) == before {
+				dst = dst[:mark] // no reply, no comma
+			}
 		}
-		pool.Parts.Put(s.out)
-		*s = segment{}
+		if !s.late {
+			pool.Parts.Put(s.out)
+			*s = segment{}
+		}
 	}
 	return closeArray(dst, open)
 }

@@ -125,4 +125,37 @@
 // (DefaultParallelBatch, WithParallelBatch), the worker pool
 // (pool.DefaultWorkers goroutines, pool.DefaultQueue queued tasks,
 // WithWorkers), and for HTTP the body size (DefaultMaxBodySize).
+//
+// # Fair use
+//
+// A public endpoint also needs limits on what each call may take. Each
+// is checked per call — every request, notification and batch element
+// alone — before its method runs, and refused calls pass through the
+// interceptors like others (Call.Code):
+//
+//   - Deadlines (WithCallTimeout, Timeout per method): the method's
+//     context carries the deadline and is done when it passes; a blocking
+//     call still running then is answered CodeDeadline at once — inside a
+//     batch, beside its siblings' results — and its late result is
+//     dropped. Such a call runs on a worker of the table's pool while its
+//     caller waits for it or its deadline. An inline method is never cut
+//     short: it must not block anyway.
+//   - Rate limits (WithRateLimit, Cost per method): token buckets in cost
+//     units, one per client identity (the principal an Authorizer named,
+//     else the remote IP address) and one per connection (a transport's
+//     Quota); a call past them is answered CodeLimitExceeded at once,
+//     never queued, and a notification is dropped and counted
+//     (Table.RateLimited). A batch of n elements spends n calls' costs.
+//   - Concurrency per method (MaxConcurrent): calls beyond the bound are
+//     answered CodeServerBusy at once.
+//   - Subscriptions (WithMaxSubscriptions): per connection and per table,
+//     answered CodeTooManySubscriptions; unsubscribing and disconnecting
+//     give the slot back.
+//   - Reply sizes (WithMaxResponseSize): a reply past MaxResponseSize is
+//     replaced by CodeResponseTooLarge; once a batch's replies (error
+//     replies counted) pass MaxBatchResponseSize, its remaining elements
+//     are answered CodeResponseTooLarge without running.
+//
+// None of them allocates per call, and a table without them runs its
+// methods as directly as before.
 package handler

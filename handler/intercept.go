@@ -348,7 +348,10 @@ func (t *Table) invoke(ctx context.Context, st *state, dst []byte, r *parser.Req
 	return t.invokeSlow(ctx, st, dst, r, m)
 }
 
-// invokeSlow is invoke for faults and methods that require permissions.
+// invokeSlow is invoke for faults and for methods whose calls pass
+// checks first: permissions (Require), the rate limits (RateLimit,
+// Cost), the method's concurrency (MaxConcurrent), and a timeout, whose
+// deadline the method's context carries.
 func (t *Table) invokeSlow(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
 	switch {
 	case !r.Err.OK():
@@ -357,21 +360,51 @@ func (t *Table) invokeSlow(ctx context.Context, st *state, dst []byte, r *parser
 	case m == nil:
 		st.code, st.err = CodeMethodNotFound, ErrMethodNotFound
 		return notFound(dst, r)
-	case !GrantsFrom(ctx).hasAll(m.require):
+	case !t.rateOK(ctx, m, r):
+		st.code, st.err = CodeLimitExceeded, ErrLimitExceeded
+		if r.Notification {
+			return dst // dropped, and counted by the limiter
+		}
+		return appendErrorReply(dst, r.ID, r.Version, CodeLimitExceeded, "Limit exceeded", "rate limit", nil)
+	case m.require != nil && !GrantsFrom(ctx).hasAll(m.require):
 		st.code, st.err = CodeForbidden, ErrForbidden
 		if r.Notification {
 			return dst
 		}
 		return appendErrorReply(dst, r.ID, r.Version, CodeForbidden, "Forbidden", m.forbidden, nil)
 	}
+	if m.maxConc > 0 {
+		if m.running.Add(1) > m.maxConc {
+			m.running.Add(-1)
+			st.code, st.err = CodeServerBusy, ErrServerBusy
+			if r.Notification {
+				return dst
+			}
+			return appendErrorReply(dst, r.ID, r.Version, CodeServerBusy, "Server busy", m.busy, nil)
+		}
+		defer m.running.Add(-1)
+	}
 	st.req = r
-	return m.impl.invoke(ctx, st, dst)
+	if m.timeout <= 0 {
+		return m.impl.invoke(ctx, st, dst)
+	}
+	d := &st.dl
+	d.start(ctx, deadlineOf(st, m))
+	before := len(dst)
+	dst = m.impl.invoke(d, st, dst)
+	d.end()
+	if st.err == context.DeadlineExceeded && st.code == CodeDeadline && !r.Notification {
+		// The method gave up at its deadline: the reply says so as the
+		// one given without it would.
+		dst = appendTimeout(dst[:before], r, m)
+	}
+	return dst
 }
 
 // plain reports whether m is a method a call may go straight to: found
-// (which the lookup does only for a valid request) and requiring no
-// permission. Kept inlinable.
-func (m *method) plain() bool { return m != nil && m.require == nil }
+// (which the lookup does only for a valid request) and without checks
+// (no permission, limit or timeout). Kept inlinable.
+func (m *method) plain() bool { return m != nil && !m.checked }
 
 // direct reports whether a call to m goes straight to it: m is plain and
 // the table has no interceptors. Kept inlinable: the usual call's path.

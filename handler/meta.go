@@ -74,6 +74,17 @@ type Meta struct {
 	// caller, for methods registered with Require. See GrantsFrom, which
 	// also sees grants an interceptor added with WithGrants.
 	Grants Grants
+	// Principal names the authenticated caller: the Authorizer sets it
+	// (handler/auth: an API key's name, a JWT's sub claim), and the
+	// transport clears it before calling the Authorizer; "" when there is
+	// none. The rate limits count calls by it (RateLimit). It is a string
+	// of its own, not a view of the request (CopyTo does not move it).
+	Principal string
+	// Quota is the connection's rate-limit state (Table.NewQuota), kept
+	// by the transport for the connection's life; nil when the table has
+	// no rate limit or the transport keeps none (then calls have no
+	// per-connection limit).
+	Quota *Quota
 
 	head           []byte        // the HTTP request head (engine); nil otherwise
 	method, target string        // views of head, or of req
@@ -379,7 +390,8 @@ func GrantsFrom(ctx context.Context) Grants {
 // Authorizer decides, from the head of an HTTP request (a JSON-RPC POST
 // or a WebSocket upgrade) or from the address of a stream connection,
 // whether the caller may go on, before any JSON-RPC is read: it returns
-// the caller's grants, or ErrUnauthenticated (answered 401 with
+// the caller's grants (and may name the caller in m.Principal, which
+// the transport has cleared), or ErrUnauthenticated (answered 401 with
 // WWW-Authenticate: Bearer) or another error (answered 403). A stream
 // refused is closed. It runs on the transport's goroutine — the engine's
 // event loop — and must not block. Package handler/auth builds the

@@ -1,27 +1,655 @@
 package handler
 
+// NOTE: rate limits. A table with a RateLimit has a limiter: token
+// buckets in cost units, one per connection (in the connection's Quota)
+// and one per client identity (in a bounded table of identities, split
+// into shards).
+//
+// A bucket is the GCRA ("virtual scheduling") form of a token bucket: a
+// single int64, tat, the time at which the bucket will be full again. A
+// call of cost n spends n·unit nanoseconds (unit = 1/Rate): it may run
+// when max(tat, now) - now ≤ depth - n·unit (the bucket holds n tokens;
+// depth = Burst·unit), and then moves tat to max(tat, now) + n·unit —
+// one compare-and-swap, no lock and no float. A bucket is full when
+// tat ≤ now; a new one (tat 0) is full.
+//
+// The time is a coarse monotonic clock (coarse.now), advanced every
+// clockTick by a goroutine that runs while limiters are used and stops
+// when they are not: reading the system clock costs more than the rest
+// of a check (time.Since is 20 to 40 ns; all of allow, 15 to 20). A
+// stale clock only refuses more, so a bucket about to refuse reads the
+// precise clock first (preciseNow): refusals are exact, and a bucket
+// lets through at most clockTick·Rate units more than an exact one.
+//
+// allow's fast path is the usual call: a connection's, whose Quota
+// cached its identity (compared in place, no key built); anything else
+// goes through takeIdentity, which builds the key (keyOf) and looks it up
+// in the table when the cache does not hold it.
+//
+// The identity table: shards, each a map guarded by its mutex and
+// holding at most perShard identities. A shard that is full makes room
+// by evicting an identity whose bucket is full again — its tat is swapped
+// to evictedTAT, so that a Quota that cached it looks it up again — and,
+// when the few it samples are all in use, gives the new identity the
+// shard's shared overflow bucket instead.
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMaxIdentities is the most client identities a table's rate
+// limiter tracks at once (RateLimit.MaxIdentities).
+const DefaultMaxIdentities = 65_536
+
 // RateLimit limits how fast clients may call, in cost units: every call
 // and every notification — each element of a batch alone — spends its
-// method's cost (Cost; 1 by default) from token buckets. The zero value
+// method's cost (Cost; 1 by default) from token buckets, one of the
+// client's identity and one of its connection. A call the buckets cannot
+// pay for is refused at once, never queued: a request is answered
+// CodeLimitExceeded (-32005), a notification is dropped; both are counted
+// (Table.RateLimited). A refused call spends nothing. The zero value
 // limits nothing.
+//
+// A bucket holds Burst units and refills at Rate units a second: a client
+// may spend Burst at once, then Rate a second. A call that costs more
+// than Burst runs when the bucket is full and leaves it in debt, repaid
+// at Rate before the next call runs. Rates are kept to the nanosecond per
+// unit (a Rate above 10⁹ counts as 10⁹), and the clock advances by
+// steps of about a millisecond: a bucket may let through up to a
+// millisecond's worth of units more than an exact one, and never refuses
+// a call an exact one would let through.
+//
+// A client's identity is, in order: the Identity func's name when it
+// returns one; else Meta.Principal, the name the transport's Authorizer
+// gave the caller (see handler/auth); else its remote IP address — an
+// IPv4 address, or the /64 prefix of an IPv6 address (what one host or
+// subscriber is given; an attacker holding a /64 cannot rotate through
+// it). Calls with neither a principal nor an IP address (in process,
+// over a Unix socket) share one identity, "local": a transport that sets
+// no Remote escapes nothing.
+//
+// Identities are tracked in a table of at most MaxIdentities. When it is
+// full, a new identity takes the place of one whose bucket has refilled
+// to full (a full bucket is as good as a new one: nothing is lost); when
+// there is none, new identities share an overflow bucket (one for each
+// of the table's shards, up to 64, chosen by hash), so that an attacker
+// rotating through source addresses gets one identity's rate per
+// overflow bucket, not one per address.
+//
+// A Quota carries a connection's bucket (see Table.NewQuota); calls
+// without one (net/http's HTTPHandler, Table.Dispatch) have no
+// per-connection limit and find their identity in the table each call.
 type RateLimit struct {
 	// Rate is the cost units per second each client identity may spend,
-	// and Burst how many it may spend at once (the bucket's size). A
-	// client is identified by Meta.Principal when its transport's
-	// Authorizer named one, else by its remote IP address (see Identity).
-	// Rate 0 means no per-identity limit.
+	// and Burst how many it may spend at once (the bucket's size). Rate
+	// 0 (or less, or +Inf) means no per-identity limit. Burst 0 (or
+	// less) means one second's worth: Rate, rounded up, at least 1.
 	Rate  float64
 	Burst int
-	// ConnRate and ConnBurst are the same for each connection alone
-	// (for transports that keep a Quota per connection). ConnRate 0 means
-	// no per-connection limit.
+	// ConnRate and ConnBurst are the same for each connection alone (for
+	// transports that keep a Quota per connection, as the engine does).
+	// ConnRate 0 (or less, or +Inf) means no per-connection limit;
+	// ConnBurst 0 (or less) means one second's worth.
 	ConnRate  float64
 	ConnBurst int
-	// MaxIdentities bounds the identities tracked at once; 0 means
-	// DefaultMaxIdentities.
+	// MaxIdentities bounds the identities tracked at once; 0 (or less)
+	// means DefaultMaxIdentities. Each costs about 100 bytes (plus its
+	// name's length).
 	MaxIdentities int
 	// Identity, when set, names the client of a call instead of the
-	// principal or the remote IP (a header set by a trusted proxy, say).
-	// It runs for every call and must not block; "" means the default.
+	// principal or the remote IP (a header set by a trusted proxy, say);
+	// "" means the default. It runs for every call, on the event loop
+	// for inline methods: it must not block, and should not allocate. The
+	// name it returns may be a view of the request (it is copied when
+	// the identity is first tracked).
 	Identity func(m *Meta) string
+}
+
+// enabled reports whether r limits anything.
+func (r RateLimit) enabled() bool { return limits(r.Rate) || limits(r.ConnRate) }
+
+// limits reports whether rate is a limit: positive and finite.
+func limits(rate float64) bool { return rate > 0 && !math.IsInf(rate, 1) }
+
+// Quota is the rate-limit state of one connection: its own bucket
+// (RateLimit.ConnRate) and the identity of its last call. A transport
+// gets one from Table.NewQuota when the connection opens and puts it in
+// the Meta of the connection's calls (Meta.Quota) for the connection's
+// life; a Meta copied to a worker carries the same Quota. Safe from any
+// goroutine: the calls of one connection may run at once.
+type Quota struct {
+	lim  *limiter                 // immutable; never nil; the table's
+	conn bucket                   // the connection's tokens (RateLimit.ConnRate); atomic only
+	id   atomic.Pointer[identity] // the identity of the last call, or nil; may have been evicted since
+}
+
+// NewQuota returns a new connection's Quota for Meta.Quota, or nil when
+// the table has no rate limit (RateLimit.Rate and ConnRate both 0). A
+// Quota counts for the table that made it only. Safe from any goroutine.
+func (t *Table) NewQuota() *Quota {
+	if t.limiter == nil {
+		return nil
+	}
+	return &Quota{lim: t.limiter}
+}
+
+// RateLimited returns the number of calls the rate limits refused
+// (answered CodeLimitExceeded) and of notifications they dropped, since
+// the table was made. Safe from any goroutine.
+func (t *Table) RateLimited() (refused, dropped uint64) {
+	if t.limiter == nil {
+		return 0, 0
+	}
+	return t.limiter.refused.Load(), t.limiter.dropped.Load()
+}
+
+// allow spends cost units of the buckets of the caller of the call whose
+// context is ctx — its connection's (Meta.Quota) and its identity's — and
+// reports whether the call may run; when not, it spends nothing and
+// counts the call refused, or dropped if it is a notification. Costs
+// below 1 count 1. Safe from any goroutine; it does not block and, for a
+// caller whose identity is tracked, does not allocate. Kept inlinable.
+func (t *Table) allow(ctx context.Context, cost int, notification bool) bool {
+	if t.limiter == nil {
+		return true
+	}
+	return t.limiter.allow(ctx, cost, notification)
+}
+
+// Bounds of the limiter.
+const (
+	maxShards   = 64      // identity shards, at most
+	minPerShard = 16      // identities per shard, at least (unless MaxIdentities is smaller)
+	evictSample = 8       // identities a full shard looks at for one to evict
+	maxSpan     = 1 << 52 // ns (52 days): the most a bucket's depth or one call's cost may span
+)
+
+// limiter holds a table's rate limits.
+type limiter struct {
+	id, conn rateCfg            // immutable; RateLimit's Rate and Burst, ConnRate and ConnBurst
+	identity func(*Meta) string // immutable; RateLimit.Identity
+	seed     maphash.Seed       // immutable; chooses an identity's shard
+	shards   []shard            // immutable; a power of two of them
+	perShard int                // immutable; the most identities a shard holds
+	testNow  func() int64       // tests only, set before use: the clock; nil: the coarse clock
+
+	refused, dropped atomic.Uint64 // calls refused, notifications dropped
+}
+
+// rateCfg is one kind of bucket: its unit cost and its depth, in
+// nanoseconds.
+type rateCfg struct {
+	on      bool  // limits; else the rest is 0
+	unit    int64 // ns a cost unit spends: 1/Rate, rounded; ≥ 1
+	depth   int64 // ns the bucket holds: Burst units; ≤ maxSpan
+	maxCost int   // the highest cost that spends less than maxSpan
+}
+
+// newRateCfg returns the bucket configuration of rate and burst.
+func newRateCfg(rate float64, burst int) rateCfg {
+	if !limits(rate) {
+		return rateCfg{}
+	}
+	unit := int64(max(math.Round(1e9/rate), 1))
+	if burst <= 0 {
+		burst = int(min(max(math.Ceil(rate), 1), 1e9))
+	}
+	c := rateCfg{on: true, unit: unit, maxCost: int(maxSpan / unit)}
+	c.depth = c.spend(burst)
+	return c
+}
+
+// spend returns the nanoseconds cost units spend (cost < 1 counts 1), at
+// most maxSpan.
+func (c *rateCfg) spend(cost int) int64 {
+	switch {
+	case cost <= 1:
+		return c.unit
+	case cost > c.maxCost:
+		return maxSpan
+	}
+	return int64(cost) * c.unit
+}
+
+// newLimiter returns the limiter of r, or nil when r limits nothing.
+func newLimiter(r RateLimit) *limiter {
+	if !r.enabled() {
+		return nil
+	}
+	l := &limiter{
+		id:       newRateCfg(r.Rate, r.Burst),
+		conn:     newRateCfg(r.ConnRate, r.ConnBurst),
+		identity: r.Identity,
+		seed:     maphash.MakeSeed(),
+	}
+	maxIDs := r.MaxIdentities
+	if maxIDs <= 0 {
+		maxIDs = DefaultMaxIdentities
+	}
+	n := 1
+	for n < maxShards && 2*n*minPerShard <= maxIDs {
+		n *= 2
+	}
+	l.shards, l.perShard = make([]shard, n), maxIDs/n
+	for i := range l.shards {
+		l.shards[i].ids = make(map[idKey]*identity)
+		l.shards[i].overflow.key.kind = kindOverflow
+	}
+	return l
+}
+
+// allow is Table.allow for a table with rate limits.
+func (l *limiter) allow(ctx context.Context, cost int, notification bool) bool {
+	var m *Meta
+	if c, ok := ctx.(*CallContext); ok {
+		m = &c.Meta
+	} else {
+		m = MetaFrom(ctx)
+	}
+	q := m.Quota
+	if q != nil && q.lim != l {
+		q = nil // another table's
+	}
+	var clk clock
+	if l.testNow == nil {
+		clk.now = coarseNow()
+	} else {
+		clk = l.preciseClock()
+	}
+	var connSpent int64
+	if q != nil && l.conn.on {
+		e := l.conn.spend(cost)
+		if q.conn.take(clk.now, e, l.conn.depth) != takeOK && l.retake(&q.conn, &clk, e, l.conn.depth) != takeOK {
+			return l.refuse(notification)
+		}
+		connSpent = e
+	}
+	if !l.id.on {
+		return true
+	}
+	// The usual call: a connection's, by the identity it cached (a
+	// principal, or a TCP address), allowed. Else takeIdentity finds the
+	// identity, tries again and reads the precise clock before refusing.
+	if q != nil && l.identity == nil {
+		if id := q.id.Load(); id != nil {
+			var same bool
+			if m.Principal != "" {
+				same = id.key.kind == kindPrincipal && id.key.name == m.Principal
+			} else if a, ok := m.Remote.(*net.TCPAddr); ok {
+				same = id.key.isIP(a.IP)
+			}
+			if same && id.take(clk.now, l.id.spend(cost), l.id.depth) == takeOK {
+				return true
+			}
+		}
+	}
+	if !l.takeIdentity(q, m, &clk, cost) {
+		if connSpent != 0 {
+			q.conn.give(connSpent)
+		}
+		return l.refuse(notification)
+	}
+	return true
+}
+
+// refuse counts a refused call and returns false.
+func (l *limiter) refuse(notification bool) bool {
+	if notification {
+		l.dropped.Add(1)
+	} else {
+		l.refused.Add(1)
+	}
+	return false
+}
+
+// takeIdentity spends cost units from the bucket of the identity of the
+// call m describes, found through q's cache (q may be nil) or the table.
+func (l *limiter) takeIdentity(q *Quota, m *Meta, clk *clock, cost int) bool {
+	var k idKey
+	l.keyOf(m, &k)
+	e := l.id.spend(cost)
+	var id *identity
+	if q != nil {
+		id = q.id.Load()
+	}
+	for {
+		if id == nil || !id.key.equal(&k) {
+			id = l.lookup(k, clk.now)
+			if q != nil && id.key.kind != kindOverflow {
+				q.id.Store(id)
+			}
+		}
+		r := id.take(clk.now, e, l.id.depth)
+		if r == takeRefused {
+			r = l.retake(&id.bucket, clk, e, l.id.depth)
+		}
+		switch r {
+		case takeOK:
+			return true
+		case takeRefused:
+			return false
+		}
+		id = nil // evicted since it was found: find it again
+	}
+}
+
+// retake tries b.take again, at the precise time, after b refused at
+// clk's coarse time; it sets clk to the precise time.
+func (l *limiter) retake(b *bucket, clk *clock, e, depth int64) takeResult {
+	if clk.precise {
+		return takeRefused
+	}
+	*clk = l.preciseClock()
+	return b.take(clk.now, e, depth)
+}
+
+// Identity kinds (idKey.kind).
+const (
+	kindLocal     = iota // no principal, no IP address
+	kindIPv4             // lo: the address
+	kindIPv6             // hi: the /64 prefix
+	kindPrincipal        // name: Meta.Principal
+	kindCustom           // name: RateLimit.Identity's
+	kindOverflow         // a shard's overflow bucket; never a call's
+)
+
+// idKey names an identity.
+type idKey struct {
+	kind   uint8
+	hi, lo uint64
+	name   string
+}
+
+// equal reports whether k and o are the same identity. Kept inlinable.
+func (k *idKey) equal(o *idKey) bool {
+	return k.lo == o.lo && k.hi == o.hi && k.kind == o.kind && k.name == o.name
+}
+
+// keyOf sets the zero *k to the identity of the call m describes.
+func (l *limiter) keyOf(m *Meta, k *idKey) {
+	if l.identity != nil {
+		if s := l.identity(m); s != "" {
+			k.kind, k.name = kindCustom, s
+			return
+		}
+	}
+	if m.Principal != "" {
+		k.kind, k.name = kindPrincipal, m.Principal
+		return
+	}
+	switch a := m.Remote.(type) {
+	case *net.TCPAddr:
+		k.setIP(a.IP)
+	case *net.UDPAddr:
+		k.setIP(a.IP)
+	case *net.IPAddr:
+		k.setIP(a.IP)
+	}
+}
+
+// setIP sets the zero *k to the identity of the IP address ip: the
+// address for IPv4 (mapped IPv6 included), its /64 for IPv6; local for
+// no address.
+func (k *idKey) setIP(ip net.IP) {
+	switch len(ip) {
+	case net.IPv4len:
+		k.kind, k.lo = kindIPv4, uint64(binary.BigEndian.Uint32(ip))
+	case net.IPv6len:
+		hi, lo := binary.BigEndian.Uint64(ip[:8]), binary.BigEndian.Uint64(ip[8:])
+		if hi == 0 && lo>>32 == 0xffff {
+			k.kind, k.lo = kindIPv4, lo&0xffff_ffff
+		} else {
+			k.kind, k.hi = kindIPv6, hi
+		}
+	}
+}
+
+// isIP reports whether k is the identity of the IP address ip (that
+// setIP sets). Kept inlinable.
+func (k *idKey) isIP(ip net.IP) bool {
+	if len(ip) != net.IPv6len {
+		return len(ip) == net.IPv4len && k.kind == kindIPv4 && k.lo == uint64(binary.BigEndian.Uint32(ip))
+	}
+	hi, lo := binary.BigEndian.Uint64(ip[:8]), binary.BigEndian.Uint64(ip[8:])
+	if hi == 0 && lo>>32 == 0xffff {
+		return k.kind == kindIPv4 && k.lo == lo&0xffff_ffff
+	}
+	return k.kind == kindIPv6 && k.hi == hi
+}
+
+// ipKey returns the identity of the IP address ip (idKey.setIP).
+func ipKey(ip net.IP) idKey {
+	var k idKey
+	k.setIP(ip)
+	return k
+}
+
+// shard is one part of the identity table.
+type shard struct {
+	mu       sync.Mutex
+	ids      map[idKey]*identity // guarded by mu; at most limiter.perShard
+	overflow identity            // shared by the new identities that found ids full
+	_        [64]byte            // keeps the next shard's mutex off this cache line
+}
+
+// identity is a tracked client identity and its bucket.
+type identity struct {
+	key idKey // immutable; its name is the identity's own copy
+	bucket
+}
+
+// shardOf returns the shard of the identity k.
+func (l *limiter) shardOf(k *idKey) *shard {
+	var h uint64
+	if k.name != "" {
+		h = maphash.String(l.seed, k.name)
+	} else {
+		var b [17]byte
+		b[0] = k.kind
+		binary.LittleEndian.PutUint64(b[1:], k.hi)
+		binary.LittleEndian.PutUint64(b[9:], k.lo)
+		h = maphash.Bytes(l.seed, b[:])
+	}
+	return &l.shards[h&uint64(len(l.shards)-1)]
+}
+
+// lookup returns the identity k, tracked from now on if it was not and
+// its shard has room (making room if it can), else its shard's overflow
+// identity. It allocates only to track a new identity.
+func (l *limiter) lookup(k idKey, now int64) *identity {
+	s := l.shardOf(&k)
+	s.mu.Lock()
+	id := s.ids[k]
+	if id == nil {
+		id = s.addLocked(k, now, l.perShard)
+	}
+	s.mu.Unlock()
+	return id
+}
+
+// addLocked tracks the new identity k in s, which holds at most max
+// identities, evicting one if it must; it returns the overflow identity
+// if it cannot.
+func (s *shard) addLocked(k idKey, now int64, max int) *identity {
+	if len(s.ids) >= max && !s.evictLocked(now) {
+		return &s.overflow
+	}
+	k.name = strings.Clone(k.name) // it may be a view of a request
+	id := &identity{key: k}
+	s.ids[k] = id
+	return id
+}
+
+// evictLocked evicts one of the first evictSample identities of s (in
+// the map's random order) whose bucket is full at now, and reports
+// whether it found one.
+func (s *shard) evictLocked(now int64) bool {
+	n := 0
+	for k, id := range s.ids {
+		if tat := id.tat.Load(); tat <= now && id.tat.CompareAndSwap(tat, evictedTAT) {
+			delete(s.ids, k)
+			return true
+		}
+		if n++; n == evictSample {
+			break
+		}
+	}
+	return false
+}
+
+// size returns the number of identities tracked.
+func (l *limiter) size() int {
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		n += len(s.ids)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// bucket is a token bucket in GCRA form (see the NOTE).
+type bucket struct {
+	tat atomic.Int64 // ns after limitEpoch at which the bucket is full again; evictedTAT once evicted
+}
+
+// evictedTAT marks the bucket of an evicted identity.
+const evictedTAT = math.MaxInt64
+
+// takeResult is the outcome of bucket.take.
+type takeResult uint8
+
+const (
+	takeOK      takeResult = iota // spent
+	takeRefused                   // too few tokens; nothing spent
+	takeEvicted                   // the bucket's identity was evicted; nothing spent
+)
+
+// take spends e nanoseconds' worth of tokens at now from a bucket depth
+// deep, if it holds them (or, for e > depth, if it is full).
+func (b *bucket) take(now, e, depth int64) takeResult {
+	for {
+		tat := b.tat.Load()
+		if tat == evictedTAT {
+			return takeEvicted
+		}
+		base := max(tat, now)
+		if base-now > depth-min(e, depth) {
+			return takeRefused
+		}
+		if b.tat.CompareAndSwap(tat, base+e) {
+			return takeOK
+		}
+	}
+}
+
+// give gives back e nanoseconds' worth of tokens that take spent. For
+// buckets that are never evicted.
+func (b *bucket) give(e int64) { b.tat.Add(-e) }
+
+// clock is a time read for a call: nanoseconds after limitEpoch.
+type clock struct {
+	now     int64
+	precise bool // read from the system clock, not the coarse one
+}
+
+// preciseClock returns the precise time (the test clock, if set).
+func (l *limiter) preciseClock() clock {
+	if l.testNow != nil {
+		return clock{now: l.testNow(), precise: true}
+	}
+	return clock{now: preciseNow(), precise: true}
+}
+
+// The coarse clock.
+const (
+	clockTick = time.Millisecond // how often the coarse clock advances
+	clockIdle = 1000             // ticks without a reader after which its goroutine stops
+)
+
+// limitEpoch is the origin of the limiters' times (a bucket's 0).
+var limitEpoch = time.Now()
+
+// coarse is the limiters' coarse clock.
+var coarse struct {
+	now   atomic.Int64  // ns after limitEpoch; behind the time by about clockTick at most while running; only grows
+	state atomic.Uint32 // clockRunning, clockUsed
+}
+
+// Bits of coarse.state.
+const (
+	clockRunning = 1 << iota // a goroutine advances coarse.now
+	clockUsed                // read since the goroutine's last idle check
+)
+
+// preciseNow returns the time, in ns after limitEpoch, from the
+// monotonic clock (one read; time.Now makes two), and advances the
+// coarse clock to it.
+func preciseNow() int64 {
+	now := int64(time.Since(limitEpoch))
+	advanceClock(now)
+	return now
+}
+
+// coarseNow returns the coarse time, in ns after limitEpoch. Kept
+// inlinable.
+func coarseNow() int64 {
+	if coarse.state.Load() == clockRunning|clockUsed {
+		return coarse.now.Load()
+	}
+	return coarseNowSlow()
+}
+
+// coarseNowSlow is coarseNow when the clock has not been read since its
+// goroutine's last idle check (it marks it read: once a check, so that
+// the state's cache line stays shared), or when the goroutine is not
+// running (it starts it and reads the precise clock).
+func coarseNowSlow() int64 {
+	if coarse.state.Load()&clockRunning != 0 {
+		coarse.state.Or(clockUsed)
+		return coarse.now.Load()
+	}
+	now := preciseNow()
+	if coarse.state.CompareAndSwap(0, clockRunning|clockUsed) {
+		go runClock()
+	}
+	return now
+}
+
+// runClock advances the coarse clock every clockTick until it has not
+// been read for clockIdle ticks.
+func runClock() {
+	t := time.NewTicker(clockTick)
+	defer t.Stop()
+	for idle := 0; ; {
+		<-t.C
+		preciseNow()
+		if idle++; idle < clockIdle {
+			continue
+		}
+		idle = 0
+		if coarse.state.CompareAndSwap(clockRunning, 0) {
+			return // unused: the next read starts it again
+		}
+		coarse.state.Store(clockRunning) // clears clockUsed
+	}
+}
+
+// advanceClock moves the coarse clock forward to now (never back).
+func advanceClock(now int64) {
+	for {
+		old := coarse.now.Load()
+		if now <= old || coarse.now.CompareAndSwap(old, now) {
+			return
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -220,6 +221,9 @@ func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, e
 	if cfg.timeoutSet {
 		mt.timeout = cfg.timeout
 	}
+	mt.info.Cost, mt.info.MaxConcurrent, mt.info.Timeout = mt.cost, int(mt.maxConc), mt.timeout
+	mt.timedOut = "the call ran past its timeout of " + mt.timeout.String()
+	mt.busy = name + " runs " + strconv.Itoa(int(mt.maxConc)) + " calls at most at once"
 	if len(cfg.require) > 0 {
 		mt.require = cfg.require
 		mt.forbidden = "requires permission " + strings.Join(cfg.require, ", ")
@@ -242,6 +246,8 @@ type method struct {
 	maxConc   int32         // MaxConcurrent, or 0
 	timeout   time.Duration // the call timeout, or 0
 	running   atomic.Int32  // calls running now, counted when maxConc > 0
+	timedOut  string        // the detail of the reply to a call past its timeout
+	busy      string        // the detail of the reply to a call past maxConc
 }
 
 // invoker runs one call. invoke reads the request from st.req, and

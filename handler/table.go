@@ -143,6 +143,7 @@ type Table struct {
 	subs    map[string]*subscriptions // by namespace; guarded by mu
 	chain   []Interceptor             // Use; guarded by mu until sealed, then immutable
 	timing  atomic.Bool               // an interceptor asked a Duration: calls are timed
+	limiter *limiter                  // the rate limits (Options.RateLimit); nil when none; immutable after NewTable
 }
 
 // NewTable returns an empty table.
@@ -178,6 +179,7 @@ func NewTable(opts ...Option) *Table {
 	limit(&t.opts.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
 	limit(&t.opts.MaxSubscriptionsPerConn, DefaultMaxSubscriptionsPerConn)
 	limit(&t.opts.MaxSubscriptions, DefaultMaxSubscriptions)
+	t.limiter = newLimiter(t.opts.RateLimit)
 	return t
 }
 
@@ -248,6 +250,15 @@ type MethodInfo struct {
 	// Require lists the permissions a caller needs (Require); nil for
 	// none.
 	Require []string
+	// Cost is what a call spends from the rate limits (Cost); 1 by
+	// default.
+	Cost int
+	// MaxConcurrent bounds the calls running at once (MaxConcurrent); 0
+	// for none.
+	MaxConcurrent int
+	// Timeout is the call timeout (Timeout, or the table's CallTimeout);
+	// 0 for none.
+	Timeout time.Duration
 }
 
 // Methods returns the registered methods sorted by name.
@@ -291,6 +302,7 @@ func (t *Table) add(m *method) error {
 	if _, dup := t.methods[m.info.Name]; dup {
 		return ErrDuplicateName
 	}
+	m.checked = m.require != nil || m.maxConc > 0 || m.timeout > 0 || t.limiter != nil
 	t.methods[m.info.Name] = m
 	return nil
 }

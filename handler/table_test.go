@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
 )
@@ -22,9 +23,9 @@ func TestTable_methodsInfo(t *testing.T) {
 	handler.Register(tab, "sub", func(_ context.Context, p P) (int, error) { return p.Minuend - p.Subtrahend, nil },
 		handler.Inline(), handler.Description("difference"))
 	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil },
-		handler.ParamNames("a", "b"), handler.Require("math"))
+		handler.ParamNames("a", "b"), handler.Require("math"), handler.Cost(3), handler.MaxConcurrent(2), handler.Timeout(time.Second))
 	got := fmt.Sprint(tab.Methods())
-	want := `[{add  [a b] false [math]} {sub difference [minuend subtrahend] true []}]`
+	want := `[{add  [a b] false [math] 3 2 1s} {sub difference [minuend subtrahend] true [] 1 0 0s}]`
 	if got != want {
 		t.Fatalf("Methods() = %s, want %s", got, want)
 	}

@@ -20,6 +20,11 @@
 //   - Any: the first of several that accepts, so that API keys and JWT
 //     can both open one server.
 //
+// Keys and JWT also name the caller they accept in Meta.Principal — a
+// key by KeyName (a fingerprint, not the key), a JWT by its sub claim
+// or JWTPrincipal — and handler.RateLimit counts the calls of a
+// principal together, from whatever address they come.
+//
 // A server that wants API keys:
 //
 //	keys, err := auth.LoadKeys("/etc/jetrpc/keys")

@@ -17,6 +17,10 @@ import (
 // server's clock, either way: geth's jwtExpiryTimeout.
 const JWTMaxSkew = 60 * time.Second
 
+// JWTPrincipal is the principal JWT.Authorize names the caller of a
+// token without a sub claim (handler.Meta.Principal).
+const JWTPrincipal = "jwt"
+
 // JWTSecretLength is the length in bytes of a JWT secret, as the engine
 // API's authentication specification requires.
 const JWTSecretLength = 32
@@ -88,13 +92,16 @@ func NewJWT(secret []byte, grants handler.Grants) *JWT {
 }
 
 // Authorize accepts the request m describes if its Authorization header
-// carries a valid token (see JWT), and returns j's grants; otherwise it
+// carries a valid token (see JWT): it returns j's grants and sets
+// m.Principal to the token's sub claim, or to "jwt" when it has none
+// (geth's tokens have none: every caller of the secret is one
+// principal, and rate limits count its calls together). Otherwise it
 // returns an error wrapping handler.ErrUnauthenticated, with the reason
 // (geth's: "missing token", "stale token", "future token", "missing
 // issued-at", "token is expired", or the JWT library's for a malformed
-// token or a bad signature or algorithm). A stream connection, which has
-// no request head, is always refused. The method value j.Authorize is a
-// handler.Authorizer.
+// token or a bad signature or algorithm), and leaves m alone. A stream
+// connection, which has no request head, is always refused. The method
+// value j.Authorize is a handler.Authorizer.
 //
 // It allocates (the token's JSON is decoded) and does not block. Safe
 // from any goroutine.
@@ -120,6 +127,10 @@ func (j *JWT) Authorize(m *handler.Meta) (handler.Grants, error) {
 		return nil, errStaleToken
 	case claims.IssuedAt.Time.Sub(now) > JWTMaxSkew:
 		return nil, errFutureToken
+	}
+	m.Principal = claims.Subject
+	if m.Principal == "" {
+		m.Principal = JWTPrincipal
 	}
 	return j.grants, nil
 }

@@ -1,7 +1,9 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -45,10 +47,11 @@ type Keys struct {
 	n      int
 }
 
-// keyEntry is one key and its grants.
+// keyEntry is one key, its grants and its name (KeyName).
 type keyEntry struct {
 	key    string
 	grants handler.Grants
+	name   string
 }
 
 func newKeySet() *Keys {
@@ -64,7 +67,7 @@ func (k *Keys) add(key string, g handler.Grants) bool {
 			return false
 		}
 	}
-	k.byHash[h] = append(k.byHash[h], keyEntry{key: key, grants: g})
+	k.byHash[h] = append(k.byHash[h], keyEntry{key: key, grants: g, name: KeyName(key)})
 	k.n++
 	return true
 }
@@ -90,10 +93,13 @@ func (k *Keys) Len() int { return k.n }
 
 // Authorize returns the grants of the API key that m's request presents
 // as its bearer token (Token: the Authorization header, a WebSocket
-// subprotocol or the access_token query parameter), or an error
-// wrapping handler.ErrUnauthenticated when it presents none or one that
-// is not in k. A stream connection, which has no request head, is
-// always refused. The method value k.Authorize is a handler.Authorizer.
+// subprotocol or the access_token query parameter), and sets
+// m.Principal to the key's name (KeyName), so that rate limits count
+// the key's calls together from every address; or it returns an error
+// wrapping handler.ErrUnauthenticated, and leaves m alone, when the
+// request presents no key or one that is not in k. A stream connection,
+// which has no request head, is always refused. The method value
+// k.Authorize is a handler.Authorizer.
 //
 // It does not allocate when the key is in the Authorization header, so
 // that it may run for every request on the engine's event loop. Safe
@@ -107,10 +113,23 @@ func (k *Keys) Authorize(m *handler.Meta) (handler.Grants, error) {
 	// bytes saves the copies []byte(t) would make.
 	for _, e := range k.byHash[maphash.String(k.seed, t)] {
 		if constantTimeEqual(t, e.key) {
+			m.Principal = e.name
 			return e.grants, nil
 		}
 	}
 	return nil, errUnknownKey
+}
+
+// KeyName returns the name of an API key, which Keys.Authorize gives
+// its callers as handler.Meta.Principal: "key:" and the first 16 hex
+// digits of the key's SHA-256. It names the key in logs and rate limits
+// without revealing it (for keys chosen at random, as they should be:
+// the hash of a guessable key can be checked against guesses), and is
+// the same from one start to the next, so an operator can find which
+// key a name stands for.
+func KeyName(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "key:" + hex.EncodeToString(sum[:8])
 }
 
 // constantTimeEqual reports whether a equals b in time that depends on

@@ -1,0 +1,197 @@
+package handler
+
+// NOTE: call deadlines. A method with a timeout (Timeout, or the table's
+// CallTimeout) gets a deadlineCtx: its parent's values and cancellation
+// plus the deadline. It lives in the pooled dispatch state or in a batch
+// segment, and builds a real context.WithDeadline (a timer and a
+// channel) only when the method asks for Done or for Err past the
+// deadline: a method that never looks costs no allocation. A blocking
+// call with a deadline runs on a worker while its caller waits for it or
+// for the deadline (parallel); at the deadline the caller answers
+// CodeDeadline and goes on, and the worker drops the late result.
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jetrpc/jetrpc/parser"
+)
+
+// deadlineCtx is the context of a call with a deadline.
+type deadlineCtx struct {
+	parent   context.Context // set before the method runs, then not changed
+	deadline time.Time
+
+	built  atomic.Bool // real is set
+	mu     sync.Mutex
+	real   context.Context // context.WithDeadline(parent), built when asked
+	cancel context.CancelFunc
+}
+
+var _ context.Context = (*deadlineCtx)(nil)
+
+// start makes d the context of a call under parent until deadline.
+func (d *deadlineCtx) start(parent context.Context, deadline time.Time) {
+	d.parent, d.deadline = parent, deadline
+}
+
+// end releases what d built; d can start again.
+func (d *deadlineCtx) end() {
+	if d.built.Load() { // the method asked for Done (or Err past the deadline)
+		d.mu.Lock()
+		d.cancel()
+		d.real, d.cancel = nil, nil
+		d.built.Store(false)
+		d.mu.Unlock()
+	}
+	d.parent = nil
+}
+
+// ctx returns the real context, building it on first use.
+func (d *deadlineCtx) ctx() context.Context {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.real == nil {
+		d.real, d.cancel = context.WithDeadline(d.parent, d.deadline)
+		d.built.Store(true)
+	}
+	return d.real
+}
+
+// Deadline returns the call's deadline, or the parent's when earlier.
+func (d *deadlineCtx) Deadline() (time.Time, bool) {
+	if p, ok := d.parent.Deadline(); ok && p.Before(d.deadline) {
+		return p, true
+	}
+	return d.deadline, true
+}
+
+// Done is closed at the deadline or when the parent is done.
+func (d *deadlineCtx) Done() <-chan struct{} { return d.ctx().Done() }
+
+// Err returns context.DeadlineExceeded past the deadline, else the
+// parent's error.
+func (d *deadlineCtx) Err() error {
+	if d.built.Load() {
+		return d.ctx().Err()
+	}
+	if !time.Now().Before(d.deadline) {
+		return d.ctx().Err() // Done is closed from now on, as Err says
+	}
+	return d.parent.Err()
+}
+
+// Value returns the parent's values.
+func (d *deadlineCtx) Value(key any) any { return d.parent.Value(key) }
+
+// detachable is the context a timed segment runs under: its caller's,
+// until the caller answers the segment's call without it (the deadline
+// passed) and returns; the transport may then reuse the caller's
+// context, so the method goes on with a copy of its metadata. Every read
+// of the caller's context holds mu, and detach takes it: the reads
+// before it happen before the caller returns.
+type detachable struct {
+	mu       sync.RWMutex
+	parent   context.Context
+	detached *CallContext
+}
+
+var _ context.Context = (*detachable)(nil)
+
+// detach gives the method a copy of the parent's metadata. It
+// allocates: it runs only when a call times out.
+func (d *detachable) detach() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p, ok := d.parent.(*CallContext)
+	if !ok {
+		return // not a transport's reusable context: it stays valid
+	}
+	c := &CallContext{Parent: p.Parent}
+	p.Meta.CopyTo(&c.Meta, nil)
+	d.detached = c
+}
+
+// base returns the context to read; mu is held.
+func (d *detachable) base() context.Context {
+	if d.detached != nil {
+		return d.detached
+	}
+	return d.parent
+}
+
+// Deadline returns the parent's deadline.
+func (d *detachable) Deadline() (time.Time, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.base().Deadline()
+}
+
+// Done returns the parent's Done channel.
+func (d *detachable) Done() <-chan struct{} {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.base().Done()
+}
+
+// Err returns the parent's error.
+func (d *detachable) Err() error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.base().Err()
+}
+
+// Value returns the parent's values.
+func (d *detachable) Value(key any) any {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.base().Value(key)
+}
+
+// deadlineOf returns when a call of m that starts now must end: st's
+// deadline when the caller set one (a timed segment), else now plus m's
+// timeout.
+func deadlineOf(st *state, m *method) time.Time {
+	if !st.deadline.IsZero() {
+		return st.deadline
+	}
+	return time.Now().Add(m.timeout)
+}
+
+// appendTimeout answers r, whose method ran past its timeout; nothing
+// for a notification.
+func appendTimeout(dst []byte, r *parser.Request, m *method) []byte {
+	if r.Notification {
+		return dst
+	}
+	return appendErrorReply(dst, r.ID, r.Version, CodeDeadline, "Deadline exceeded", m.timedOut, nil)
+}
+
+// appendTooLarge answers r, whose reply of n bytes passed limit (or, n
+// 0, came after the batch's replies passed it); nothing for a
+// notification.
+func appendTooLarge(dst []byte, r *parser.Request, n, limit int) []byte {
+	if r.Notification && r.Err.OK() {
+		return dst
+	}
+	dst = appendErrorStart(dst, r.Version, CodeResponseTooLarge)
+	if n > 0 {
+		dst = append(dst, "Response too large: "...)
+		dst = strconv.AppendInt(dst, int64(n), 10)
+		dst = append(dst, " bytes exceed the limit of "...)
+	} else {
+		dst = append(dst, "Response too large: the batch's replies exceed the limit of "...)
+	}
+	dst = strconv.AppendInt(dst, int64(limit), 10)
+	dst = append(dst, " bytes"...)
+	return appendErrorEnd(dst, nil, r.ID)
+}
+
+// rateOK spends r's cost from the caller's rate limits and reports
+// whether the call may run.
+func (t *Table) rateOK(ctx context.Context, m *method, r *parser.Request) bool {
+	return t.allow(ctx, m.cost, r.Notification)
+}
