@@ -23,6 +23,7 @@ func (c *conn) authorize() int {
 		c.call.Meta.Grants = nil
 		return 0
 	}
+	c.call.Meta.Principal = "" // the Authorizer names this request's caller, or none
 	g, err := a(&c.call.Meta)
 	if err != nil {
 		c.call.Meta.Grants = nil

@@ -87,7 +87,7 @@ func registerAdmin(tab *handler.Table, conns func() int) {
 			s.Caller.Remote = m.Remote.String()
 		}
 		return s, nil
-	}, handler.Inline(), handler.Require("admin"), handler.Description("server statistics; needs the admin grant"))
+	}, handler.Inline(), handler.Require("admin"), handler.Cost(10), handler.Description("server statistics; needs the admin grant"))
 }
 
 // slowCalls is the interceptor of --log-slow: it logs each call that

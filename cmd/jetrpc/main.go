@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -105,6 +106,15 @@ type serveFlags struct {
 	allowIP     []string
 	denyIP      []string
 	logSlow     time.Duration
+	callTimeout time.Duration
+	rate        float64
+	burst       int
+	connRate    float64
+	connBurst   int
+	maxResp     int
+	maxBatchOut int
+	maxSubsConn int
+	maxSubs     int
 	wsPath      string
 	ping        time.Duration
 	maxPush     int
@@ -126,6 +136,22 @@ type serveFlags struct {
 	rejectV1    bool
 	verbose     bool
 	cpuProfile  string
+}
+
+// defaultCallTimeout is jetrpc serve's --call-timeout: geth's
+// (its HTTP write timeout).
+const defaultCallTimeout = 30 * time.Second
+
+// rateLimit returns the rate limits of --rate, --burst, --conn-rate
+// and --conn-burst: a burst of 0 is one second's worth of its rate.
+func (c *serveFlags) rateLimit() handler.RateLimit {
+	burst := func(b int, rate float64) int {
+		if b == 0 && rate > 0 {
+			return max(1, int(math.Ceil(rate)))
+		}
+		return b
+	}
+	return handler.RateLimit{Rate: c.rate, Burst: burst(c.burst, c.rate), ConnRate: c.connRate, ConnBurst: burst(c.connBurst, c.connRate)}
 }
 
 // newServeFlags defines the flags of jetrpc serve on a new FlagSet; the
@@ -159,6 +185,19 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&c.wsPath, "ws-path", engine.DefaultWSPath, "the URL `path` where a GET with Upgrade: websocket opens a WebSocket")
 	fs.DurationVar(&c.ping, "ping-interval", engine.DefaultPingInterval, "ping a WebSocket client silent this long")
 	fs.IntVar(&c.maxBatch, "max-batch", handler.DefaultMaxBatch, "most requests in one batch")
+	fs.DurationVar(&c.callTimeout, "call-timeout", defaultCallTimeout, "answer a call still running after this `duration` -32002 at once, "+
+		"and end its method's context (0: no timeout)")
+	fs.Float64Var(&c.rate, "rate", 0, "cost `units` per second each client (its API key or JWT subject, else its IP address) may spend; "+
+		"a call spends 1 (admin_stats 10), each batch element alone; calls over it get -32005, notifications are dropped (0: no limit)")
+	fs.IntVar(&c.burst, "burst", 0, "cost `units` a client may spend at once, beyond --rate (0: one second's worth of --rate)")
+	fs.Float64Var(&c.connRate, "conn-rate", 0, "the same as --rate for each connection alone (0: no limit)")
+	fs.IntVar(&c.connBurst, "conn-burst", 0, "the same as --burst for each connection alone (0: one second's worth of --conn-rate)")
+	fs.IntVar(&c.maxResp, "max-response", handler.DefaultMaxResponseSize, "largest reply in `bytes`; a larger one is replaced by -32008")
+	fs.IntVar(&c.maxBatchOut, "max-batch-response", handler.DefaultMaxBatchResponseSize, "`bytes` of one batch's replies, errors included, "+
+		"past which its remaining elements are answered -32008")
+	fs.IntVar(&c.maxSubsConn, "max-subscriptions-per-conn", handler.DefaultMaxSubscriptionsPerConn, "live subscriptions of one connection; "+
+		"a subscribe past it gets -32006")
+	fs.IntVar(&c.maxSubs, "max-subscriptions", handler.DefaultMaxSubscriptions, "live subscriptions of the server, all connections together")
 	fs.IntVar(&c.maxDepth, "max-depth", parser.DefaultMaxDepth, "deepest nesting of arrays and objects in a message")
 	fs.BoolVar(&c.rejectV1, "reject-v1", false, "answer JSON-RPC 1.0 requests (no \"jsonrpc\":\"2.0\") with -32600")
 	fs.IntVar(&c.maxMsg, "max-message", engine.DefaultMaxMessageSize, "largest message (HTTP body, stream value or WebSocket message) in `bytes`")
@@ -209,6 +248,8 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 		{"WebSocket", []string{"ws-path", "ws-origin", "ping-interval"}},
 		{"access (see README: Putting it on the internet)", []string{"cors", "vhosts", "jwt-secret", "api-keys", "allow-ip", "deny-ip"}},
 		{"JSON-RPC", []string{"max-batch", "max-depth", "reject-v1"}},
+		{"fair use (see README: Limits)", []string{"call-timeout", "rate", "burst", "conn-rate", "conn-burst", "max-response", "max-batch-response",
+			"max-subscriptions-per-conn", "max-subscriptions"}},
 		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue"}},
 		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
 		{"event loops and workers", []string{"loops", "workers", "queue"}},
@@ -336,7 +377,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{"loops", c.loops}, {"workers", c.workers}, {"queue", c.queue}, {"max-message", c.maxMsg},
 		{"max-header", c.maxHeader}, {"max-batch", c.maxBatch}, {"max-depth", c.maxDepth},
 		{"max-conns", c.maxConns}, {"max-inflight", c.maxInFlight}, {"max-pending", c.maxPending},
-		{"max-push-queue", c.maxPush},
+		{"max-push-queue", c.maxPush}, {"burst", c.burst}, {"conn-burst", c.connBurst}, {"max-response", c.maxResp},
+		{"max-batch-response", c.maxBatchOut}, {"max-subscriptions-per-conn", c.maxSubsConn}, {"max-subscriptions", c.maxSubs},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("serve: --%s %d: must not be negative (0 means the default)", f.name, f.v)
@@ -344,6 +386,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if c.stopTimeout <= 0 {
 		return fmt.Errorf("serve: --stop-timeout %v must be positive", c.stopTimeout)
+	}
+	if c.callTimeout < 0 {
+		return fmt.Errorf("serve: --call-timeout %v must not be negative (0: no timeout)", c.callTimeout)
+	}
+	if c.rate < 0 || c.connRate < 0 {
+		return fmt.Errorf("serve: --rate and --conn-rate must not be negative (0: no limit)")
 	}
 	if c.logSlow < 0 {
 		return fmt.Errorf("serve: --log-slow %v must not be negative", c.logSlow)
@@ -382,6 +430,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		handler.WithRejectV1(c.rejectV1),
 		handler.WithWorkers(elements),
 		handler.WithLogger(logger),
+		handler.WithCallTimeout(c.callTimeout),
+		handler.WithRateLimit(c.rateLimit()),
+		handler.WithMaxResponseSize(c.maxResp, c.maxBatchOut),
+		handler.WithMaxSubscriptions(c.maxSubsConn, c.maxSubs),
 	)
 	demo.Register(tab)
 	if c.logSlow > 0 {
