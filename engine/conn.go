@@ -20,6 +20,7 @@ package engine
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/panjf2000/gnet/v2"
@@ -34,7 +35,11 @@ type conn struct {
 	codec codec      // the protocol; nil until the first byte picks one
 
 	closing closeReason // why the connection closes once flushed; notClosing until closeAfterFlush
-	paused  bool        // too much unsent output: input is left unread
+	paused  bool        // too much unsent output, its own or the server's (budget.go): input is left unread
+	gate    readGate    // whether its socket is read (pause_linux.go)
+
+	held   atomic.Int64 // bytes it holds in the server's budget as of its last traffic call: unsent output plus queued pushes; written on the loop, read by the ticker (budget.go)
+	doomed atomic.Bool  // the ticker chose it to close for the budget; set by the ticker, cleared on the loop
 
 	work  workState // messages on workers (work.go)
 	timer timers    // timeouts; its atomics are read by the ticker
@@ -70,6 +75,7 @@ func newConn(e *Engine, gc gnet.Conn, ls *loopState) *conn {
 	c.ctx = handler.ContextWithConn(c.ctx, c)
 	c.call.Parent = c.ctx
 	c.call.Meta.Remote, c.call.Meta.Local = gc.RemoteAddr(), gc.LocalAddr()
+	c.call.Meta.Quota = e.table.NewQuota() // the connection's rate limits, if the table has any
 	c.timer.lastActive.Store(e.now.Load())
 	return c
 }
@@ -82,6 +88,9 @@ func (c *conn) traffic() gnet.Action {
 		// A client that does not read its pushed messages (logged here, on
 		// the loop, where the connection's address is safe to read).
 		e.opts.Logger.Warn("jetrpc: client too slow to read its server messages: disconnected", "remote", c.remote())
+		return gnet.Close
+	}
+	if c.doomed.Load() && c.overBudget() {
 		return gnet.Close
 	}
 	out := c.loop.out[:0]
@@ -117,7 +126,8 @@ func (c *conn) traffic() gnet.Action {
 	if e.draining.Load() && c.closing == notClosing && c.work.inflight == 0 && c.timer.partial.Load() == 0 {
 		out = c.closeAfterFlush(out, closeStopping)
 	}
-	if len(out) > 0 {
+	wrote := len(out) > 0
+	if wrote {
 		_, _ = gc.Write(out)
 		c.timer.lastActive.Store(now)
 	}
@@ -127,23 +137,38 @@ func (c *conn) traffic() gnet.Action {
 	}
 
 	pending := c.trackOutput(now)
+	if h := int64(pending) + c.mail.queued.Load(); h != c.held.Load() { // account, by hand
+		c.setHeld(h)
+	}
 	if c.closing != notClosing {
 		if c.work.inflight == 0 && pending == 0 {
 			return gnet.Close
 		}
 		_, _ = gc.Discard(-1)
+		if c.gate.off {
+			c.gateInput(true, pending, wrote) // still held back: keep gnet from reading again
+		}
 		c.setWaiting(pending > 0) // the ticker wakes us to check again
 		return gnet.None
 	}
 	// Back-pressure: a client that does not read its replies is not read
-	// either. Input is not read either while the connection's work is at
-	// its limit (MaxInFlight, or replies held for order). gnet goes on
-	// buffering what arrives, so a client that keeps sending past one
-	// message and one head is closed: memory stays bounded.
-	c.paused = pending > e.opts.MaxPendingOutput
-	if gc.InboundBuffered() > e.opts.MaxMessageSize+e.opts.MaxHeaderSize && (c.paused || !c.canRead()) {
+	// either, nor one that holds more than its share of the server's
+	// budget under pressure (budget.go), nor, while something is left
+	// unread, one whose work is at its limit (MaxInFlight, or replies
+	// held for order). Its socket is not read (gateInput): the kernel
+	// holds what it sends. Where that cannot be done (pause_other.go)
+	// gnet goes on buffering what arrives, and after a flush one read may
+	// slip in: a client that keeps sending past one message and one head
+	// is closed, so memory stays bounded.
+	c.paused = pending > e.opts.MaxPendingOutput || e.budget.squeezes(c.held.Load())
+	in := gc.InboundBuffered()
+	hold := c.paused || in > 0 && !c.canRead()
+	if hold && in > e.opts.MaxMessageSize+e.opts.MaxHeaderSize {
 		e.opts.Logger.Warn("jetrpc: client sent too much while its connection was held back: disconnected", "remote", c.remote())
 		return gnet.Close
+	}
+	if hold || c.gate.off {
+		c.gateInput(hold, pending, wrote)
 	}
 	c.setWaiting(c.paused || c.mail.queued.Load() > 0)
 	return gnet.None
@@ -249,10 +274,21 @@ func (c *conn) wakeLoop() { _ = c.gc.Wake(nil) }
 // goroutine of a connection finishing off its loop).
 func (c *conn) release() {
 	c.mail.close()
+	if c.held.Load() != 0 {
+		c.setHeld(0)
+	}
 	c.cancel()
 	if c.codec != nil {
 		c.codec.release()
 	}
+}
+
+// readGate is the state of a connection's socket reading
+// (pause_linux.go). Event loop only.
+type readGate struct {
+	epfd, fd int32 // the loop's epoll and the connection's descriptors; epfd 0: not looked up yet, -1: none usable
+	off      bool  // reading is off: the kernel holds the client's bytes
+	out      bool  // EPOLLOUT was on when the gate was last set
 }
 
 // timers is the timeout state of a connection. Its atomics are read by
@@ -349,8 +385,27 @@ func (c *conn) trackOutput(now int64) int {
 	return pending
 }
 
+// pollDue reports whether the ticker, at its tick number tick, wakes a
+// connection waiting for its output to drain: at every tick (10 ms)
+// while the output moves, at every tenth once it has not moved for
+// 100 ms, and from a second on only at the sweep (once a second) — a
+// client that reads again is noticed within a second, and thousands that
+// never read cost a few wakes each per second. A client that reads its
+// output to the end makes gnet read its socket again (pause_linux.go),
+// which calls traffic at once. Safe from any goroutine.
+func (c *conn) pollDue(now int64, tick uint64) bool {
+	s := c.timer.stalled.Load()
+	switch age := now - s; {
+	case s == 0 || age < int64(100*time.Millisecond):
+		return true
+	case age < int64(time.Second):
+		return tick%10 == 0
+	}
+	return false
+}
+
 // setWaiting adds the connection to, or removes it from, the set the
-// ticker wakes every 10 ms (to see its output drain).
+// ticker wakes to see its output drain (as often as pollDue says).
 func (c *conn) setWaiting(on bool) {
 	if on == c.timer.waiting {
 		return

@@ -45,7 +45,7 @@ func TestConn_partialNotDiscarded(t *testing.T) {
 //
 // One of gnet's traps listed in ../shared/research/gnet-sonic.md.
 func TestConn_closeAfterFlush(t *testing.T) {
-	_, tcp, _ := startEngine(t, nil, engine.WithMaxMessageSize(16<<20))
+	_, tcp, _ := startEngine(t, bigReplies(), engine.WithMaxMessageSize(16<<20))
 	big := strings.Repeat("y", 8<<20)
 	msg := `{"jsonrpc":"2.0","method":"echo","params":["` + big + `"],"id":1}`
 	want := `{"jsonrpc":"2.0","result":["` + big + `"],"id":1}`

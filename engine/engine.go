@@ -54,6 +54,7 @@ type Engine struct {
 	draining atomic.Bool
 	now      atomic.Int64 // coarse clock (unix nanos), set by the ticker
 	maxConns int          // MaxConns, lowered to what the file descriptor limit allows
+	budget   budget       // MaxOutputBudget: the bytes held for all connections (budget.go)
 
 	acceptWG sync.WaitGroup
 	tickDone chan struct{}
@@ -81,6 +82,7 @@ func New(t *handler.Table, opts ...Option) *Engine {
 		o(&e.opts)
 	}
 	e.opts.fill()
+	e.budget.init(e.opts.MaxOutputBudget)
 	if t.UsesPool(e.opts.Workers) {
 		panic("jetrpc: engine.New: Options.Workers is the table's own pool (handler.Table.Workers); give the engine a pool of its own, or none")
 	}
@@ -260,29 +262,39 @@ func (e *Engine) drained(done <-chan struct{}) bool {
 }
 
 // ticker keeps the clock and the Date header, wakes the connections
-// waiting for their output to drain (every 10 ms), and enforces the
-// timeouts (a sweep of every connection once a second).
+// waiting for their output to drain (every 10 ms while it moves, less
+// often once it has stalled: conn.pollDue), enforces the output budget
+// (budget.go) and the timeouts (a sweep of every connection once a
+// second, which also wakes those holding output, so that the budget's
+// account of them is at most a second old).
 func (e *Engine) ticker() {
 	fast := time.NewTicker(10 * time.Millisecond)
 	defer fast.Stop()
 	lastSweep := time.Now()
 	var wake []*conn
+	var tick uint64
 	for {
 		select {
 		case <-e.tickDone:
 			return
 		case now := <-fast.C:
-			e.now.Store(now.UnixNano())
+			ns := now.UnixNano()
+			e.now.Store(ns)
+			tick++
 			sweep := now.Sub(lastSweep) >= time.Second
 			wake = wake[:0]
 			e.mu.Lock()
-			for c := range e.waiters {
-				wake = append(wake, c)
-			}
 			if sweep {
 				lastSweep = now
 				for c := range e.conns {
-					if c.expired(now.UnixNano()) != notExpired {
+					_, waiting := e.waiters[c]
+					if waiting || c.holding() || c.expired(ns) != notExpired {
+						wake = append(wake, c)
+					}
+				}
+			} else {
+				for c := range e.waiters {
+					if c.pollDue(ns, tick) {
 						wake = append(wake, c)
 					}
 				}
@@ -291,6 +303,7 @@ func (e *Engine) ticker() {
 			if sweep {
 				updateDate(now)
 			}
+			e.checkBudget(now, sweep)
 			for _, c := range wake {
 				c.wakeLoop()
 			}

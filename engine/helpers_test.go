@@ -33,6 +33,14 @@ import (
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// bigReplies is the demo table with replies up to 32 MiB, for tests of
+// messages larger than the default reply limit.
+func bigReplies() *handler.Table {
+	tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithMaxResponseSize(32<<20, 0))
+	demo.Register(tab)
+	return tab
+}
+
 // startEngine serves the demo methods on a TCP and a Unix listener.
 func startEngine(t testing.TB, tab *handler.Table, opts ...engine.Option) (*engine.Engine, string, string) {
 	t.Helper()

@@ -24,13 +24,16 @@ const (
 	DefaultMaxConns = 100_000
 	// DefaultMaxInFlight bounds the messages of one connection running on
 	// workers at once, and the HTTP replies one connection holds for
-	// request order; more are left unread until some finish. A client
-	// that meanwhile sends more than MaxMessageSize+MaxHeaderSize is
-	// closed, so that unread input stays bounded.
+	// request order; more are left unread until some finish: on Linux
+	// the socket is not polled meanwhile, so TCP holds the client back in
+	// the kernel. Elsewhere a client that meanwhile sends more than
+	// MaxMessageSize+MaxHeaderSize is closed, so that unread input stays
+	// bounded.
 	DefaultMaxInFlight = 128
 	// DefaultMaxPendingOutput bounds the reply bytes a connection may
 	// leave unsent; past it the connection is not read until the client
-	// reads, and a client that goes on sending is closed.
+	// reads (on Linux TCP holds the client's writes back), and the write
+	// timeout closes a client that reads nothing.
 	DefaultMaxPendingOutput = 4 << 20
 	// DefaultIdleTimeout closes connections idle that long.
 	DefaultIdleTimeout = 120 * time.Second
@@ -51,6 +54,12 @@ const (
 	// connection beyond MaxPendingOutput, in bytes; past it the client is
 	// disconnected.
 	DefaultMaxPushQueue = 4 << 20
+	// DefaultMaxOutputBudget caps the default of Options.MaxOutputBudget,
+	// the bytes of unsent replies and queued server messages of all
+	// connections together: the default is this or a quarter of the
+	// memory available to the process (physical memory, or a lower
+	// cgroup limit), whichever is smaller.
+	DefaultMaxOutputBudget = 1 << 30
 	// DefaultHealthPath is the path where HTTP GET answers 200.
 	DefaultHealthPath = handler.DefaultHealthPath
 	// DefaultStopTimeout is how long Run waits, once its context is done,
@@ -145,6 +154,20 @@ type Options struct {
 	// output over MaxPendingOutput); 0 means DefaultMaxPushQueue. Past it
 	// the client is disconnected and Send returns handler.ErrSlowConsumer.
 	MaxPushQueue int
+	// MaxOutputBudget bounds, in bytes, what the server holds for all its
+	// connections together: their unsent replies (gnet's output buffers)
+	// and their queued server messages. 0 means the smaller of
+	// DefaultMaxOutputBudget and a quarter of the memory available to the
+	// process (physical, or a lower cgroup limit); negative disables it.
+	// Past 3/4 of it, a connection holding more than its share (3/4 of
+	// the budget over the connections holding any) is not read until it
+	// is back under; over the budget for half a second, or 1/8 over it at
+	// once, the connections holding the most are disconnected, largest
+	// first, until the rest hold under 3/4 of it (a warning log each).
+	// Clients that read their replies are not affected. The process's RSS
+	// grows by up to about 2.5 times what the budget counts (see the
+	// package doc, Memory budget).
+	MaxOutputBudget int
 	// StopTimeout is how long Run waits for the requests in flight once
 	// its context is done (see Stop); 0 means DefaultStopTimeout.
 	StopTimeout time.Duration
@@ -220,6 +243,9 @@ func WithPingInterval(d time.Duration) Option { return func(o *Options) { o.Ping
 // WithMaxPushQueue sets Options.MaxPushQueue.
 func WithMaxPushQueue(n int) Option { return func(o *Options) { o.MaxPushQueue = n } }
 
+// WithMaxOutputBudget sets Options.MaxOutputBudget.
+func WithMaxOutputBudget(n int) Option { return func(o *Options) { o.MaxOutputBudget = n } }
+
 // WithStopTimeout sets Options.StopTimeout.
 func WithStopTimeout(d time.Duration) Option { return func(o *Options) { o.StopTimeout = d } }
 
@@ -263,6 +289,9 @@ func (o *Options) fill() {
 	def(&o.PingInterval, DefaultPingInterval)
 	if o.MaxPushQueue <= 0 {
 		o.MaxPushQueue = DefaultMaxPushQueue
+	}
+	if o.MaxOutputBudget == 0 {
+		o.MaxOutputBudget = defaultOutputBudget(availableMemory())
 	}
 	if o.StopTimeout <= 0 {
 		o.StopTimeout = DefaultStopTimeout

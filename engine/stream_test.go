@@ -139,7 +139,7 @@ func TestStream_tooLarge(t *testing.T) {
 //
 // gnet re-copied a large stream message at every read: time quadratic in its size.
 func TestStream_largeMessagesGathered(t *testing.T) {
-	_, tcp, _ := startEngine(t, nil, engine.WithMaxMessageSize(8<<20))
+	_, tcp, _ := startEngine(t, bigReplies(), engine.WithMaxMessageSize(8<<20))
 	big := func(id int, n int) string {
 		return `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("z", n) + `"],"id":` + strconv.Itoa(id) + `}`
 	}
