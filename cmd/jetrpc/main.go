@@ -115,6 +115,7 @@ type serveFlags struct {
 	maxBatchOut int
 	maxSubsConn int
 	maxSubs     int
+	budget      int
 	wsPath      string
 	ping        time.Duration
 	maxPush     int
@@ -192,7 +193,8 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&c.burst, "burst", 0, "cost `units` a client may spend at once, beyond --rate (0: one second's worth of --rate)")
 	fs.Float64Var(&c.connRate, "conn-rate", 0, "the same as --rate for each connection alone (0: no limit)")
 	fs.IntVar(&c.connBurst, "conn-burst", 0, "the same as --burst for each connection alone (0: one second's worth of --conn-rate)")
-	fs.IntVar(&c.maxResp, "max-response", handler.DefaultMaxResponseSize, "largest reply in `bytes`; a larger one is replaced by -32008")
+	fs.IntVar(&c.maxResp, "max-response", handler.DefaultMaxResponseSize, "largest reply in `bytes`; a larger one is replaced by -32008 "+
+		"(default: --max-message, when that is larger)")
 	fs.IntVar(&c.maxBatchOut, "max-batch-response", handler.DefaultMaxBatchResponseSize, "`bytes` of one batch's replies, errors included, "+
 		"past which its remaining elements are answered -32008")
 	fs.IntVar(&c.maxSubsConn, "max-subscriptions-per-conn", handler.DefaultMaxSubscriptionsPerConn, "live subscriptions of one connection; "+
@@ -205,6 +207,8 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&c.maxConns, "max-conns", engine.DefaultMaxConns, "most open connections, lowered to the file descriptor limit")
 	fs.IntVar(&c.maxInFlight, "max-inflight", engine.DefaultMaxInFlight, "most messages of one connection on workers at once")
 	fs.IntVar(&c.maxPending, "max-pending", engine.DefaultMaxPendingOutput, "unsent reply `bytes` per connection before it is no longer read")
+	fs.IntVar(&c.budget, "max-output-budget", 0, "unsent reply and server-message `bytes` of all connections together: past 3/4 of it "+
+		"the clients holding most are not read, past it they are disconnected, largest first (0: a quarter of the memory, at most 1 GiB; -1: none)")
 	fs.IntVar(&c.maxPush, "max-push-queue", engine.DefaultMaxPushQueue, "server-message `bytes` queued for a client that does not read, "+
 		"before it is disconnected")
 	fs.DurationVar(&c.idle, "idle-timeout", engine.DefaultIdleTimeout, "close connections idle this long")
@@ -250,7 +254,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 		{"JSON-RPC", []string{"max-batch", "max-depth", "reject-v1"}},
 		{"fair use (see README: Limits)", []string{"call-timeout", "rate", "burst", "conn-rate", "conn-burst", "max-response", "max-batch-response",
 			"max-subscriptions-per-conn", "max-subscriptions"}},
-		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue"}},
+		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue", "max-output-budget"}},
 		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
 		{"event loops and workers", []string{"loops", "workers", "queue"}},
 		{"logging and profiling", []string{"v", "log-slow", "cpuprofile"}},
@@ -359,6 +363,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if help || err != nil {
 		return err
 	}
+	setResp := false
+	fs.Visit(func(f *flag.Flag) { setResp = setResp || f.Name == "max-response" })
+	if !setResp && c.maxMsg > c.maxResp {
+		c.maxResp = c.maxMsg // a reply may be as large as a message
+	}
 	if fs.NArg() == 1 && fs.Arg(0) == "help" { // jetrpc serve help
 		serveUsage.write(stdout, fs)
 		return nil
@@ -455,6 +464,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		engine.WithWSPath(c.wsPath),
 		engine.WithPingInterval(c.ping),
 		engine.WithMaxPushQueue(c.maxPush),
+		engine.WithMaxOutputBudget(c.budget),
 		engine.WithLogger(logger),
 	}, access...)...)
 	if err := e.Start(); err != nil {
