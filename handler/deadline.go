@@ -23,7 +23,7 @@ import (
 // deadlineCtx is the context of a call with a deadline.
 type deadlineCtx struct {
 	parent   context.Context // set before the method runs, then not changed
-	deadline time.Time
+	deadline int64           // ns after limitEpoch (the clock of coarseNow)
 
 	built  atomic.Bool // real is set
 	mu     sync.Mutex
@@ -34,7 +34,7 @@ type deadlineCtx struct {
 var _ context.Context = (*deadlineCtx)(nil)
 
 // start makes d the context of a call under parent until deadline.
-func (d *deadlineCtx) start(parent context.Context, deadline time.Time) {
+func (d *deadlineCtx) start(parent context.Context, deadline int64) {
 	d.parent, d.deadline = parent, deadline
 }
 
@@ -50,12 +50,15 @@ func (d *deadlineCtx) end() {
 	d.parent = nil
 }
 
+// when returns the deadline as a time.
+func (d *deadlineCtx) when() time.Time { return limitEpoch.Add(time.Duration(d.deadline)) }
+
 // ctx returns the real context, building it on first use.
 func (d *deadlineCtx) ctx() context.Context {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.real == nil {
-		d.real, d.cancel = context.WithDeadline(d.parent, d.deadline)
+		d.real, d.cancel = context.WithDeadline(d.parent, d.when())
 		d.built.Store(true)
 	}
 	return d.real
@@ -63,10 +66,11 @@ func (d *deadlineCtx) ctx() context.Context {
 
 // Deadline returns the call's deadline, or the parent's when earlier.
 func (d *deadlineCtx) Deadline() (time.Time, bool) {
-	if p, ok := d.parent.Deadline(); ok && p.Before(d.deadline) {
+	when := d.when()
+	if p, ok := d.parent.Deadline(); ok && p.Before(when) {
 		return p, true
 	}
-	return d.deadline, true
+	return when, true
 }
 
 // Done is closed at the deadline or when the parent is done.
@@ -78,7 +82,7 @@ func (d *deadlineCtx) Err() error {
 	if d.built.Load() {
 		return d.ctx().Err()
 	}
-	if !time.Now().Before(d.deadline) {
+	if preciseNow() >= d.deadline {
 		return d.ctx().Err() // Done is closed from now on, as Err says
 	}
 	return d.parent.Err()
@@ -151,14 +155,17 @@ func (d *detachable) Value(key any) any {
 	return d.base().Value(key)
 }
 
-// deadlineOf returns when a call of m that starts now must end: st's
-// deadline when the caller set one (a timed segment), else now plus m's
-// timeout.
-func deadlineOf(st *state, m *method) time.Time {
-	if !st.deadline.IsZero() {
+// deadlineOf returns when a call of m that starts now must end, in ns
+// after limitEpoch: st's deadline when the caller set one (a timed
+// segment), else now plus m's timeout, now read from the coarse clock of
+// the rate limits (coarseNow, behind the time by a millisecond at most:
+// such a deadline may come up to a millisecond early), since the system
+// clock costs more than the rest of the call's checks together.
+func deadlineOf(st *state, m *method) int64 {
+	if st.deadline != 0 {
 		return st.deadline
 	}
-	return time.Now().Add(m.timeout)
+	return coarseNow() + int64(m.timeout)
 }
 
 // appendTimeout answers r, whose method ran past its timeout; nothing
@@ -188,10 +195,4 @@ func appendTooLarge(dst []byte, r *parser.Request, n, limit int) []byte {
 	dst = strconv.AppendInt(dst, int64(limit), 10)
 	dst = append(dst, " bytes"...)
 	return appendErrorEnd(dst, nil, r.ID)
-}
-
-// rateOK spends r's cost from the caller's rate limits and reports
-// whether the call may run.
-func (t *Table) rateOK(ctx context.Context, m *method, r *parser.Request) bool {
-	return t.allow(ctx, m.cost, r.Notification)
 }

@@ -55,7 +55,7 @@ type state struct {
 	err     error            // its error,
 	res     [2]int           // and its result's span in the reply
 
-	deadline  time.Time   // when the call run now must end, set by a timed segment; zero: from its method's timeout
+	deadline  int64       // when the call run now must end (ns after limitEpoch), set by a timed segment; 0: from its method's timeout
 	dl        deadlineCtx // the context of a call with a deadline
 	abandoned bool        // a timed-out segment's worker still uses the state: never pooled again
 }
@@ -116,7 +116,7 @@ func putState(st *state) {
 func (st *state) reset() {
 	st.req, st.single, st.src = nil, nil, nil
 	st.err = nil
-	st.deadline = time.Time{}
+	st.deadline = 0
 	if st.call.t != nil {
 		st.call = Call{} // nothing of the message stays in the pooled state
 	}
@@ -393,10 +393,13 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 // the caller waits for it or for its deadline — and appends its reply.
 func (t *Table) runSingle(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
 	before := len(dst)
-	if m != nil && m.timeout > 0 && !m.inline {
+	switch {
+	case m != nil && m.timeout > 0 && !m.inline:
 		dst = t.timedSingle(ctx, st, dst, r, m)
-	} else {
-		dst = t.call(ctx, st, dst, r, m)
+	case len(t.chain) == 0:
+		dst = t.invokeSlow(ctx, st, dst, r, m) // what call and invoke would come to, but for a plain method, which it runs too
+	default:
+		dst = t.intercept(ctx, st, dst, r, m, nil, 0)
 	}
 	return t.capReply(dst, before, r)
 }
@@ -544,7 +547,7 @@ func (s *segment) Run() {
 	}()
 	ctx := s.ctx
 	if !s.deadline.IsZero() {
-		st.deadline = s.deadline
+		st.deadline = int64(s.deadline.Sub(limitEpoch))
 		ctx = &s.sw
 	}
 	s.out.B = s.t.runElems(ctx, st, s.out.B, s.elems, maxReplies)

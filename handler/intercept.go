@@ -349,45 +349,68 @@ func (t *Table) invoke(ctx context.Context, st *state, dst []byte, r *parser.Req
 }
 
 // invokeSlow is invoke for faults and for methods whose calls pass
-// checks first: permissions (Require), the rate limits (RateLimit,
-// Cost), the method's concurrency (MaxConcurrent), and a timeout, whose
-// deadline the method's context carries.
+// checks first: the rate limits (RateLimit, Cost), permissions
+// (Require), the method's concurrency (MaxConcurrent), and a timeout,
+// whose deadline the method's context carries.
 func (t *Table) invokeSlow(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
-	switch {
-	case !r.Err.OK():
-		st.code, st.err = r.Err.Code, faultErr(r.Err.Code)
-		return AppendFault(dst, r.ID, &r.Err)
-	case m == nil:
-		st.code, st.err = CodeMethodNotFound, ErrMethodNotFound
-		return notFound(dst, r)
-	case !t.rateOK(ctx, m, r):
-		st.code, st.err = CodeLimitExceeded, ErrLimitExceeded
-		if r.Notification {
-			return dst // dropped, and counted by the limiter
-		}
-		return appendErrorReply(dst, r.ID, r.Version, CodeLimitExceeded, "Limit exceeded", "rate limit", nil)
-	case m.require != nil && !GrantsFrom(ctx).hasAll(m.require):
-		st.code, st.err = CodeForbidden, ErrForbidden
-		if r.Notification {
-			return dst
-		}
-		return appendErrorReply(dst, r.ID, r.Version, CodeForbidden, "Forbidden", m.forbidden, nil)
+	if m == nil || !r.Err.OK() {
+		return t.invokeFault(st, dst, r)
 	}
-	if m.maxConc > 0 {
-		if m.running.Add(1) > m.maxConc {
-			m.running.Add(-1)
-			st.code, st.err = CodeServerBusy, ErrServerBusy
-			if r.Notification {
-				return dst
-			}
-			return appendErrorReply(dst, r.ID, r.Version, CodeServerBusy, "Server busy", m.busy, nil)
-		}
-		defer m.running.Add(-1)
+	if !t.allow(ctx, m.cost, r.Notification) {
+		return refuse(st, dst, r, CodeLimitExceeded, "Limit exceeded", "rate limit") // a notification is dropped, and counted by the limiter
+	}
+	if m.require != nil && !GrantsFrom(ctx).hasAll(m.require) {
+		return refuse(st, dst, r, CodeForbidden, "Forbidden", m.forbidden)
+	}
+	if m.maxConc > 0 && m.running.Add(1) > m.maxConc {
+		m.running.Add(-1)
+		return refuse(st, dst, r, CodeServerBusy, "Server busy", m.busy)
 	}
 	st.req = r
-	if m.timeout <= 0 {
-		return m.impl.invoke(ctx, st, dst)
+	if m.timeout > 0 {
+		dst = t.invokeTimed(ctx, st, dst, r, m)
+	} else {
+		dst = m.impl.invoke(ctx, st, dst)
 	}
+	if m.maxConc > 0 {
+		m.running.Add(-1) // the method's own panics are recovered inside invoke
+	}
+	return dst
+}
+
+// invokeFault answers an invalid request or an unknown method.
+func (t *Table) invokeFault(st *state, dst []byte, r *parser.Request) []byte {
+	if !r.Err.OK() {
+		st.code, st.err = r.Err.Code, faultErr(r.Err.Code)
+		return AppendFault(dst, r.ID, &r.Err)
+	}
+	st.code, st.err = CodeMethodNotFound, ErrMethodNotFound
+	return notFound(dst, r)
+}
+
+// refuse answers r with code, msg and detail instead of running its
+// method: nothing for a notification.
+func refuse(st *state, dst []byte, r *parser.Request, code Code, msg, detail string) []byte {
+	st.code, st.err = code, codeErr(code)
+	if r.Notification {
+		return dst
+	}
+	return appendErrorReply(dst, r.ID, r.Version, code, msg, detail, nil)
+}
+
+// codeErr is the error of a refusal's code.
+func codeErr(code Code) error {
+	switch code {
+	case CodeLimitExceeded:
+		return ErrLimitExceeded
+	case CodeForbidden:
+		return ErrForbidden
+	}
+	return ErrServerBusy
+}
+
+// invokeTimed runs m with its deadline in its context.
+func (t *Table) invokeTimed(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
 	d := &st.dl
 	d.start(ctx, deadlineOf(st, m))
 	before := len(dst)
