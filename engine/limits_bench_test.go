@@ -13,8 +13,9 @@ import (
 
 // BenchmarkConn_limits measures what the fair-use limits cost per
 // message when they do not trigger: the same requests to a table
-// without them ("off") and with a call timeout and rate limits per
-// identity and per connection far above the load ("on").
+// without them ("off"), with a call timeout, with a rate limit per
+// identity far above the load, with both ("on"), and with a rate limit
+// per connection too ("on+conn").
 func BenchmarkConn_limits(b *testing.B) {
 	add := `{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`
 	httpReq := "POST / HTTP/1.1\r\nHost: localhost:8080\r\nContent-Type: application/json\r\nContent-Length: " +
@@ -27,17 +28,19 @@ func BenchmarkConn_limits(b *testing.B) {
 		{"http/single", httpReq, 1},
 		{"stream/pipelined16", strings.Repeat(add+"\n", 16), 16},
 	} {
-		for _, on := range []bool{false, true} {
-			name := c.name + "/off"
-			if on {
-				name = c.name + "/on"
-			}
-			b.Run(name, func(b *testing.B) {
-				var opts []handler.Option
-				if on {
-					opts = []handler.Option{handler.WithCallTimeout(30 * time.Second),
-						handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9, ConnRate: 1e9, ConnBurst: 1e9})}
-				}
+		for _, cfg := range []struct {
+			name string
+			opts []handler.Option
+		}{
+			{"off", nil},
+			{"timeout", []handler.Option{handler.WithCallTimeout(30 * time.Second)}},
+			{"rate", []handler.Option{handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9})}},
+			{"on", []handler.Option{handler.WithCallTimeout(30 * time.Second), handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9})}},
+			{"on+conn", []handler.Option{handler.WithCallTimeout(30 * time.Second),
+				handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9, ConnRate: 1e9, ConnBurst: 1e9})}},
+		} {
+			b.Run(c.name+"/"+cfg.name, func(b *testing.B) {
+				opts := cfg.opts
 				tab := handler.NewTable(opts...)
 				demo.Register(tab)
 				cs, fc := newFakeConnOf(b, tab)

@@ -304,8 +304,9 @@ func TestCORS_zeroAllocs(t *testing.T) {
 	}
 }
 
-// TestLimits_zeroAllocs: call timeouts, a concurrency bound and the
-// response caps cost no allocation, on inline calls and on a blocking
+// TestLimits_zeroAllocs: call timeouts, a rate limit (one identity: no
+// transport), costs, a concurrency bound and the response caps cost no
+// allocation, on inline calls and on a blocking
 // call answered from a worker within its deadline.
 func TestLimits_zeroAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
@@ -313,7 +314,8 @@ func TestLimits_zeroAllocs(t *testing.T) {
 	}
 	w := pool.NewWorkers(2, 16)
 	t.Cleanup(w.Close)
-	tab := handler.NewTable(handler.WithWorkers(w), handler.WithCallTimeout(time.Minute), handler.WithMaxResponseSize(1<<20, 1<<20))
+	tab := handler.NewTable(handler.WithWorkers(w), handler.WithCallTimeout(time.Minute), handler.WithMaxResponseSize(1<<20, 1<<20),
+		handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9}))
 	add := func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }
 	handler.Register(tab, "add", add, handler.Inline(), handler.MaxConcurrent(8), handler.Cost(2))
 	handler.Register(tab, "slowadd", add)

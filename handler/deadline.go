@@ -41,13 +41,18 @@ func (d *deadlineCtx) start(parent context.Context, deadline int64) {
 // end releases what d built; d can start again.
 func (d *deadlineCtx) end() {
 	if d.built.Load() { // the method asked for Done (or Err past the deadline)
-		d.mu.Lock()
-		d.cancel()
-		d.real, d.cancel = nil, nil
-		d.built.Store(false)
-		d.mu.Unlock()
+		d.drop()
 	}
 	d.parent = nil
+}
+
+// drop cancels and forgets the real context.
+func (d *deadlineCtx) drop() {
+	d.mu.Lock()
+	d.cancel()
+	d.real, d.cancel = nil, nil
+	d.built.Store(false)
+	d.mu.Unlock()
 }
 
 // when returns the deadline as a time.
@@ -153,19 +158,6 @@ func (d *detachable) Value(key any) any {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.base().Value(key)
-}
-
-// deadlineOf returns when a call of m that starts now must end, in ns
-// after limitEpoch: st's deadline when the caller set one (a timed
-// segment), else now plus m's timeout, now read from the coarse clock of
-// the rate limits (coarseNow, behind the time by a millisecond at most:
-// such a deadline may come up to a millisecond early), since the system
-// clock costs more than the rest of the call's checks together.
-func deadlineOf(st *state, m *method) int64 {
-	if st.deadline != 0 {
-		return st.deadline
-	}
-	return coarseNow() + int64(m.timeout)
 }
 
 // appendTimeout answers r, whose method ran past its timeout; nothing

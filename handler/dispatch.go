@@ -382,7 +382,18 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 			return dst, false
 		}
 		if t.direct(m) {
-			return t.capReply(m.impl.invoke(ctx, st, dst), len(dst), r), true
+			out := m.impl.invoke(ctx, st, dst)
+			if t.tooLarge(out, len(dst)) {
+				out = t.replaceTooLarge(out, len(dst), r)
+			}
+			return out, true
+		}
+		if m != nil && len(t.chain) == 0 && (m.inline || m.timeout == 0) {
+			out := t.invokeChecked(ctx, st, dst, r, m) // a call with checks, run here
+			if t.tooLarge(out, len(dst)) {
+				out = t.replaceTooLarge(out, len(dst), r)
+			}
+			return out, true
 		}
 	}
 	return t.runSingle(ctx, st, dst, r, m), true
@@ -424,12 +435,24 @@ func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) 
 }
 
 // capReply replaces the reply dst[before:] to r by CodeResponseTooLarge
-// when it passes MaxResponseSize. Kept inlinable.
+// when it passes MaxResponseSize.
 func (t *Table) capReply(dst []byte, before int, r *parser.Request) []byte {
-	if n := len(dst) - before; n > t.opts.MaxResponseSize {
-		return appendTooLarge(dst[:before], r, n, t.opts.MaxResponseSize)
+	if t.tooLarge(dst, before) {
+		return t.replaceTooLarge(dst, before, r)
 	}
 	return dst
+}
+
+// tooLarge reports whether the reply dst[before:] passes
+// MaxResponseSize. Kept inlinable.
+func (t *Table) tooLarge(dst []byte, before int) bool {
+	return len(dst)-before > t.opts.MaxResponseSize
+}
+
+// replaceTooLarge replaces the reply dst[before:] to r, too large, by
+// CodeResponseTooLarge.
+func (t *Table) replaceTooLarge(dst []byte, before int, r *parser.Request) []byte {
+	return appendTooLarge(dst[:before], r, len(dst)-before, t.opts.MaxResponseSize)
 }
 
 // runElems runs elements in order, appending their replies separated by

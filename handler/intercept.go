@@ -356,6 +356,12 @@ func (t *Table) invokeSlow(ctx context.Context, st *state, dst []byte, r *parser
 	if m == nil || !r.Err.OK() {
 		return t.invokeFault(st, dst, r)
 	}
+	return t.invokeChecked(ctx, st, dst, r, m)
+}
+
+// invokeChecked runs the method m of the valid request r once its call
+// has passed the checks, or answers the refusal.
+func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
 	if !t.allow(ctx, m.cost, r.Notification) {
 		return refuse(st, dst, r, CodeLimitExceeded, "Limit exceeded", "rate limit") // a notification is dropped, and counted by the limiter
 	}
@@ -409,14 +415,23 @@ func codeErr(code Code) error {
 	return ErrServerBusy
 }
 
-// invokeTimed runs m with its deadline in its context.
+// invokeTimed runs m with its deadline in its context: a timed
+// segment's (set by its caller, who answers at that time), else now plus
+// m's timeout, now read from the coarse clock of the rate limits
+// (coarseNow: behind the time by a clockTick, 10 ms, at most, so such a
+// deadline may come up to 10 ms early), as the system clock costs more
+// than the rest of the call's checks together.
 func (t *Table) invokeTimed(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
 	d := &st.dl
-	d.start(ctx, deadlineOf(st, m))
+	dl := st.deadline // a timed segment's
+	if dl == 0 {
+		dl = coarseNow() + int64(m.timeout)
+	}
+	d.start(ctx, dl)
 	before := len(dst)
 	dst = m.impl.invoke(d, st, dst)
 	d.end()
-	if st.err == context.DeadlineExceeded && st.code == CodeDeadline && !r.Notification {
+	if st.code == CodeDeadline && st.err == context.DeadlineExceeded && !r.Notification {
 		// The method gave up at its deadline: the reply says so as the
 		// one given without it would.
 		dst = appendTimeout(dst[:before], r, m)

@@ -1,0 +1,87 @@
+//go:build !race
+
+package engine
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/pool"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// TestConn_zeroAllocsWithLimits: with the fair-use limits on — a call
+// timeout, rate limits per identity and per connection, a method cost,
+// a concurrency bound and the reply caps — a request to an inline
+// method, a pipelined burst of them on a stream, a batch and a timed
+// call on a worker allocate nothing.
+func TestConn_zeroAllocsWithLimits(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	elements := pool.NewWorkers(2, 16)
+	defer elements.Close()
+	tab := handler.NewTable(handler.WithWorkers(elements), handler.WithCallTimeout(30*time.Second),
+		handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9, ConnRate: 1e9, ConnBurst: 1e9}))
+	demo.Register(tab)
+	add := func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }
+	handler.Register(tab, "costly_add", add, handler.Inline(), handler.Cost(5), handler.MaxConcurrent(4))
+	handler.Register(tab, "slowadd", add)
+	const add42 = `{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`
+	post := func(body string) string {
+		return "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n" + body
+	}
+	cases := []struct {
+		name, in, want string
+		worker         bool
+	}{
+		{"http inline", post(add42), `{"jsonrpc":"2.0","result":42,"id":1}`, false},
+		{"http costly", post(`{"jsonrpc":"2.0","method":"costly_add","params":[40,2],"id":1}`), `"result":42`, false},
+		{"http batch", post(`[` + add42 + `,{"jsonrpc":"2.0","method":"costly_add","params":[1,2],"id":2}]`), `"result":3,"id":2}]`, false},
+		{"http timed on a worker", post(`{"jsonrpc":"2.0","method":"slowadd","params":[40,2],"id":1}`), `"result":42`, true},
+	}
+	cs, fc := newFakeConnOf(t, tab)
+	cs.e.workers = pool.NewWorkers(1, 16)
+	defer cs.e.workers.Close()
+	for _, c := range cases {
+		in := []byte(c.in)
+		step := func() {
+			fc.in, fc.out = in, fc.out[:0]
+			if cs.traffic() != gnet.None {
+				t.Fatalf("%s: connection closed", c.name)
+			}
+			if c.worker {
+				for !cs.mail.waking.Load() {
+					runtime.Gosched()
+				}
+				cs.traffic() // writes the reply
+			}
+		}
+		step()
+		if !bytes.Contains(fc.out, []byte(c.want)) {
+			t.Fatalf("%s: out %q", c.name, fc.out)
+		}
+		if got := testing.AllocsPerRun(200, step); got != 0 {
+			t.Errorf("%s: %v allocs per request, want 0", c.name, got)
+		}
+	}
+	// A stream of 16 pipelined requests.
+	scs, sfc := newFakeConnOf(t, tab)
+	in := bytes.Repeat([]byte(add42+"\n"), 16)
+	step := func() {
+		sfc.in, sfc.out = in, sfc.out[:0]
+		scs.traffic()
+	}
+	step()
+	if n := bytes.Count(sfc.out, []byte(`"result":42`)); n != 16 {
+		t.Fatalf("stream: %d replies in %q", n, sfc.out)
+	}
+	if got := testing.AllocsPerRun(200, step); got != 0 {
+		t.Errorf("stream pipelined 16: %v allocs per burst, want 0", got)
+	}
+}
