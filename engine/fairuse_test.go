@@ -35,6 +35,18 @@ type fairClient struct {
 	http bool // every message gets a response (204 for a notification)
 }
 
+// countServer serves count ([n] → n, counting its runs in ran) with a
+// burst of 10 cost units and a rate that refills nothing during a test,
+// and dials it over transport.
+func countServer(t *testing.T, transport string) (c *fairClient, ran *atomic.Int32) {
+	t.Helper()
+	tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithRateLimit(handler.RateLimit{Rate: 0.001, Burst: 10}))
+	ran = new(atomic.Int32)
+	handler.Register(tab, "count", func(_ context.Context, p [1]int) (int, error) { ran.Add(1); return p[0], nil }, handler.Inline())
+	_, tcp, _ := startEngine(t, tab)
+	return dialFair(t, transport, tcp), ran
+}
+
 // dialFair opens a connection to addr over transport.
 func dialFair(t *testing.T, transport, addr string) *fairClient {
 	t.Helper()
@@ -267,11 +279,7 @@ func TestFairUse_deadlineSingleDropsTheLateResult(t *testing.T) {
 func TestFairUse_rateLimitByABatch(t *testing.T) {
 	for _, tr := range fairTransports {
 		t.Run(tr, func(t *testing.T) {
-			tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithRateLimit(handler.RateLimit{Rate: 0.001, Burst: 10}))
-			var ran atomic.Int32
-			handler.Register(tab, "count", func(_ context.Context, p [1]int) (int, error) { ran.Add(1); return p[0], nil }, handler.Inline())
-			_, tcp, _ := startEngine(t, tab)
-			c := dialFair(t, tr, tcp)
+			c, ran := countServer(t, tr)
 			var msgs []string
 			for i := range 15 {
 				msgs = append(msgs, fairReq("count", "["+strconv.Itoa(i)+"]", i))
@@ -314,11 +322,7 @@ func TestFairUse_rateLimitByABatch(t *testing.T) {
 func TestFairUse_rateLimitNotificationsSpend(t *testing.T) {
 	for _, tr := range fairTransports {
 		t.Run(tr, func(t *testing.T) {
-			tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithRateLimit(handler.RateLimit{Rate: 0.001, Burst: 10}))
-			var ran atomic.Int32
-			handler.Register(tab, "count", func(_ context.Context, p [1]int) (int, error) { ran.Add(1); return p[0], nil }, handler.Inline())
-			_, tcp, _ := startEngine(t, tab)
-			c := dialFair(t, tr, tcp)
+			c, ran := countServer(t, tr)
 			for range 12 {
 				c.notify(t, fairReq("count", "[0]", -1))
 			}

@@ -5,14 +5,12 @@ package engine
 import (
 	"bytes"
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/pool"
-	"github.com/panjf2000/gnet/v2"
 )
 
 // TestConn_zeroAllocsWithLimits: with the fair-use limits on — a call
@@ -49,26 +47,7 @@ func TestConn_zeroAllocsWithLimits(t *testing.T) {
 	cs.e.workers = pool.NewWorkers(1, 16)
 	defer cs.e.workers.Close()
 	for _, c := range cases {
-		in := []byte(c.in)
-		step := func() {
-			fc.in, fc.out = in, fc.out[:0]
-			if cs.traffic() != gnet.None {
-				t.Fatalf("%s: connection closed", c.name)
-			}
-			if c.worker {
-				for !cs.mail.waking.Load() {
-					runtime.Gosched()
-				}
-				cs.traffic() // writes the reply
-			}
-		}
-		step()
-		if !bytes.Contains(fc.out, []byte(c.want)) {
-			t.Fatalf("%s: out %q", c.name, fc.out)
-		}
-		if got := testing.AllocsPerRun(200, step); got != 0 {
-			t.Errorf("%s: %v allocs per request, want 0", c.name, got)
-		}
+		assertRequestNoAllocs(t, cs, fc, c.name, c.in, c.worker, c.want)
 	}
 	// A stream of 16 pipelined requests.
 	scs, sfc := newFakeConnOf(t, tab)

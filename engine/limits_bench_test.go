@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,25 +39,9 @@ func BenchmarkConn_limits(b *testing.B) {
 				handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9, ConnRate: 1e9, ConnBurst: 1e9})}},
 		} {
 			b.Run(c.name+"/"+cfg.name, func(b *testing.B) {
-				opts := cfg.opts
-				tab := handler.NewTable(opts...)
+				tab := handler.NewTable(cfg.opts...)
 				demo.Register(tab)
-				cs, fc := newFakeConnOf(b, tab)
-				in := []byte(c.in)
-				step := func() {
-					fc.in, fc.out = in, fc.out[:0]
-					cs.traffic()
-				}
-				step()
-				if len(fc.in) != 0 || !bytes.Contains(fc.out, []byte(`"result":42,"id":1}`)) {
-					b.Fatalf("out %.200q, left %d", fc.out, len(fc.in))
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					step()
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*c.n), "ns/msg")
+				benchAdd42(b, tab, c.in, c.n)
 			})
 		}
 	}
