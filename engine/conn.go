@@ -120,6 +120,14 @@ func (c *conn) traffic() gnet.Action {
 			out = c.closeAfterFlush(out, closeIdle)
 		}
 	}
+	if c.paused {
+		// Paused at the last call: the client may have read its output
+		// since (gnet then reads the socket again and calls us with what
+		// came), so judge again before leaving the input unserved —
+		// nothing else would call us back for it.
+		held := int64(gc.OutboundBuffered()+len(out)) + c.mail.queued.Load()
+		c.paused = gc.OutboundBuffered()+len(out) > e.opts.MaxPendingOutput || e.budget.squeezes(held)
+	}
 	if c.closing == notClosing && !c.paused {
 		out = c.serve(out)
 	}
@@ -163,7 +171,7 @@ func (c *conn) traffic() gnet.Action {
 	c.paused = pending > e.opts.MaxPendingOutput || e.budget.squeezes(c.held.Load())
 	in := gc.InboundBuffered()
 	hold := c.paused || in > 0 && !c.canRead()
-	if hold && in > e.opts.MaxMessageSize+e.opts.MaxHeaderSize {
+	if hold && in > e.opts.MaxMessageSize+e.opts.MaxHeaderSize+c.gateSlack() {
 		e.opts.Logger.Warn("jetrpc: client sent too much while its connection was held back: disconnected", "remote", c.remote())
 		return gnet.Close
 	}

@@ -154,10 +154,15 @@
 // client that stops reading and goes on sending finds its writes
 // blocking, and is closed by WriteTimeout. gnet may read once more after
 // it has flushed a connection's output (one read, at most 64 KiB); a
-// client that sends more than MaxMessageSize+MaxHeaderSize while held
-// back is closed. On other systems, and with gnet's poll_opt build tag,
-// gnet goes on buffering a held-back connection's input up to that
-// bound. A connection whose output has stopped moving is looked at by
+// client that gets more than MaxMessageSize+MaxHeaderSize and two such
+// reads into the server while held back is closed. A WebSocket client
+// that leaves while held back is closed at once (its FIN is still
+// polled: a WebSocket cannot half-close); a stream or HTTP client's FIN
+// is read once its connection may be read again, so that a client that
+// half-closes still gets its replies. On other systems, and with gnet's
+// poll_opt build tag, gnet goes on buffering a held-back connection's
+// input, and a client that sends more than MaxMessageSize+MaxHeaderSize
+// meanwhile is closed. A connection whose output has stopped moving is looked at by
 // the ticker every 10 ms at first, every 100 ms after 100 ms, and once a
 // second after a second (at once when its client reads all of it), so
 // that thousands of clients that never read cost little CPU.

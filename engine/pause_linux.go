@@ -171,8 +171,17 @@ func (c *conn) gateInput(hold bool, pending int, wrote bool) {
 		return
 	}
 	var ev uint32
-	if !hold {
+	switch {
+	case !hold:
 		ev = pollRead
+	case c.codec != nil && c.codec.transport() == transportWebSocket:
+		// A WebSocket cannot half-close: a FIN means the client has gone.
+		// gnet closes a connection whose only event is EPOLLRDHUP, so a
+		// client that leaves while held back is not kept open (and its
+		// calls' context is cancelled). Streams and HTTP may half-close
+		// and still wait for replies: their FIN is read once the gate
+		// opens.
+		ev = syscall.EPOLLRDHUP
 	}
 	if out {
 		ev |= pollWrite
@@ -186,3 +195,19 @@ func (c *conn) gateInput(hold bool, pending int, wrote bool) {
 	}
 	g.off, g.out = hold, out
 }
+
+// gateSlack is what gnet may have read of a held-back connection beyond
+// a message and a head while its socket is gated: what it read before
+// the gate closed, and after a flush, one read each (its read buffer,
+// 64 KiB by default). Without a working gate it is 0: then gnet reads
+// on, and a client that sends past a message and a head is closed.
+func (c *conn) gateSlack() int {
+	if gateOff.Load() {
+		return 0
+	}
+	return 2 * gnetReadBuffer
+}
+
+// gnetReadBuffer is the size of gnet's read buffer (its default
+// ReadBufferCap, which the engine does not change).
+const gnetReadBuffer = 64 << 10

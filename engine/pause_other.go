@@ -18,3 +18,8 @@ var gateOff atomic.Bool
 
 // gateInput does nothing here: gnet reads every readable connection.
 func (c *conn) gateInput(hold bool, pending int, wrote bool) {}
+
+// gateSlack is 0 where input cannot be gated: gnet reads on, and a
+// client that sends past a message and a head while held back is
+// closed.
+func (c *conn) gateSlack() int { return 0 }
