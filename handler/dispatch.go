@@ -49,6 +49,7 @@ type state struct {
 	lastT   *Table           // the table of the last lookup
 	lastM   *method          // the method found by the last lookup
 	src     []byte           // the message being dispatched (Dispatch's, only until it returns)
+	heads   [][]byte         // the HTTP heads copied for timed segments, by segment
 	wait    waitState        // batch segments on workers
 	call    Call             // the call in the interceptors
 	code    Code             // the outcome of the last invoke: its code,
@@ -78,6 +79,9 @@ type element struct {
 func (e *element) blocking() bool { return e.m != nil && !e.m.inline }
 
 const maxScratch = 64 << 10
+
+// maxPooledHeads: the copied heads of timed segments kept in the pool.
+const maxPooledHeads = 16
 
 // maxPooledElems: element slices longer than this are not kept in the pool.
 const maxPooledElems = 256
@@ -154,6 +158,10 @@ func (st *state) reset() {
 	st.kept = st.kept[:0]
 	if cap(st.kept) > maxScratch {
 		st.kept = nil
+	}
+	if len(st.heads) > maxPooledHeads {
+		clear(st.heads[maxPooledHeads:]) // a long batch's: not worth keeping
+		st.heads = st.heads[:maxPooledHeads]
 	}
 }
 
@@ -538,8 +546,8 @@ type segment struct {
 	elems     []element
 	out       *pool.Buffer
 	wait      *waitState
-	deadline  time.Time  // a timed segment's (a blocking method with a timeout): when its caller answers without it
-	sw        detachable // the context a timed segment runs under
+	deadline  time.Time   // a timed segment's (a blocking method with a timeout): when its caller answers without it
+	cc        CallContext // a timed segment's own copy of its caller's context, which the transport may reuse once the caller has answered
 	state     atomic.Uint32
 	blocking  bool // a blocking element: busy when the pool is full
 	onWorker  bool // meant for a worker
@@ -561,6 +569,9 @@ var _ pool.Task = (*segment)(nil)
 // segment that wants a reply gets -32603 rather than none.
 func (s *segment) Run() {
 	defer s.finish()
+	if s.state.Load() == segGivenUp {
+		return // its caller answered it at the deadline while it waited for a worker: nobody waits for it now
+	}
 	st := getState(s.t)
 	defer func() {
 		if v := recover(); v != nil {
@@ -568,12 +579,10 @@ func (s *segment) Run() {
 			s.out.B = appendInternal(s.out.B[:0], s.elems)
 		}
 	}()
-	ctx := s.ctx
 	if !s.deadline.IsZero() {
 		st.deadline = int64(s.deadline.Sub(limitEpoch))
-		ctx = &s.sw
 	}
-	s.out.B = s.t.runElems(ctx, st, s.out.B, s.elems, maxReplies)
+	s.out.B = s.t.runElems(s.ctx, st, s.out.B, s.elems, maxReplies)
 	putState(st)
 }
 
@@ -684,7 +693,17 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 	for i := range st.segs {
 		s := &st.segs[i]
 		s.t, s.ctx, s.out, s.wait = t, ctx, pool.Parts.Get(), w
-		s.sw.parent = ctx
+		if p, ok := ctx.(*CallContext); ok && !s.deadline.IsZero() {
+			// A timed call may outlive its caller, whose transport may then
+			// reuse its context: the call gets a copy, its head in st's
+			// buffers (st is never pooled again if the call outlives it).
+			for len(st.heads) <= i {
+				st.heads = append(st.heads, nil)
+			}
+			st.heads[i] = p.Meta.CopyTo(&s.cc.Meta, st.heads[i])
+			s.cc.Parent = p.Parent
+			s.ctx = &s.cc
+		}
 		if !s.onWorker {
 			continue
 		}
@@ -753,7 +772,6 @@ func (t *Table) await(st *state) {
 			s := &st.segs[i]
 			if s.submitted && !s.late && !s.deadline.IsZero() && !now.Before(s.deadline) && s.state.CompareAndSwap(segRunning, segGivenUp) {
 				s.late, st.abandoned = true, true
-				s.sw.detach()
 				w.left.Add(-1)
 			}
 		}

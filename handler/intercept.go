@@ -429,6 +429,7 @@ func (t *Table) invokeTimed(ctx context.Context, st *state, dst []byte, r *parse
 	}
 	d.start(ctx, dl)
 	before := len(dst)
+	st.code, st.err = 0, nil // the outcome below is this call's alone
 	dst = m.impl.invoke(d, st, dst)
 	d.end()
 	if st.code == CodeDeadline && st.err == context.DeadlineExceeded && !r.Notification {

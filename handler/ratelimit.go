@@ -619,15 +619,20 @@ func coarseNow() int64 {
 // the state's cache line stays shared), or when the goroutine is not
 // running (it starts it and reads the precise clock).
 func coarseNowSlow() int64 {
-	if coarse.state.Load()&clockRunning != 0 {
-		coarse.state.Or(clockUsed)
-		return coarse.now.Load()
+	for {
+		st := coarse.state.Load()
+		if st&clockRunning != 0 {
+			// The goroutine may stop between the Load and the Or: the state
+			// is then clockUsed alone, which the next read restarts below.
+			coarse.state.Or(clockUsed)
+			return coarse.now.Load()
+		}
+		if coarse.state.CompareAndSwap(st, clockRunning|clockUsed) {
+			now := preciseNow()
+			go runClock()
+			return now
+		}
 	}
-	now := preciseNow()
-	if coarse.state.CompareAndSwap(0, clockRunning|clockUsed) {
-		go runClock()
-	}
-	return now
 }
 
 // runClock advances the coarse clock every clockTick until it has not

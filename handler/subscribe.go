@@ -184,7 +184,10 @@ func (r *subscriptions) lookup(id string) *Subscription {
 // true; an id that this connection does not hold is answered
 // ErrSubscriptionNotFound. A subscription also ends when its connection
 // closes. Over HTTP, subscribe is answered ErrNotificationsUnsupported.
-// opts apply to <ns>_subscribe; <ns>_unsubscribe is inline.
+// opts apply to <ns>_subscribe; <ns>_unsubscribe is inline. The table's
+// CallTimeout does not apply to <ns>_subscribe (start must not block);
+// given a Timeout in opts, a subscribe whose start ends past it is
+// answered CodeDeadline and its subscription ended.
 //
 // The live subscriptions of all the table's namespaces count together
 // against Options.MaxSubscriptionsPerConn (per connection) and
@@ -231,6 +234,9 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 		if err := start(ctx, p, s); err != nil {
 			return "", err
 		}
+		if err := ctx.Err(); err != nil {
+			return "", err // past a Timeout given to subscribe: the client is told it failed, so it must not stay
+		}
 		ok = true
 		return s.id, nil
 	}
@@ -269,7 +275,10 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 		}
 		t.mu.Unlock()
 	}
-	if err := TryRegister(t, ns+"_subscribe", subscribe, append([]MethodOption{Description("subscribe to " + ns + " notifications")}, opts...)...); err != nil {
+	// The table's CallTimeout does not apply to subscribe (start must not
+	// block anyway): a subscription made after its call was answered
+	// -32002 would hold its slot for nothing. A Timeout in opts does.
+	if err := TryRegister(t, ns+"_subscribe", subscribe, append([]MethodOption{Description("subscribe to " + ns + " notifications"), Timeout(0)}, opts...)...); err != nil {
 		undo("")
 		return err
 	}
