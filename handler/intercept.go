@@ -373,10 +373,30 @@ func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *par
 		return refuse(st, dst, r, CodeServerBusy, "Server busy", m.busy)
 	}
 	st.req = r
-	if m.timeout > 0 {
-		dst = t.invokeTimed(ctx, st, dst, r, m)
-	} else {
+	if m.timeout <= 0 {
 		dst = m.impl.invoke(ctx, st, dst)
+	} else {
+		// The method's context carries its deadline: a timed segment's
+		// (set by its caller, who answers at that time), else now plus
+		// m's timeout, now read from the coarse clock of the rate limits
+		// (coarseNow: behind the time by a clockTick, 10 ms, at most, so
+		// such a deadline may come up to 10 ms early), as the system clock
+		// costs more than the rest of the call's checks together.
+		d := &st.dl
+		dl := st.deadline
+		if dl == 0 {
+			dl = coarseNow() + int64(m.timeout)
+		}
+		d.start(ctx, dl)
+		before := len(dst)
+		st.code, st.err = 0, nil // the outcome below is this call's alone
+		dst = m.impl.invoke(d, st, dst)
+		d.end()
+		if st.code == CodeDeadline && st.err == context.DeadlineExceeded && !r.Notification {
+			// The method gave up at its deadline: the reply says so as the
+			// one given without it would.
+			dst = appendTimeout(dst[:before], r, m)
+		}
 	}
 	if m.maxConc > 0 {
 		m.running.Add(-1) // the method's own panics are recovered inside invoke
@@ -413,31 +433,6 @@ func codeErr(code Code) error {
 		return ErrForbidden
 	}
 	return ErrServerBusy
-}
-
-// invokeTimed runs m with its deadline in its context: a timed
-// segment's (set by its caller, who answers at that time), else now plus
-// m's timeout, now read from the coarse clock of the rate limits
-// (coarseNow: behind the time by a clockTick, 10 ms, at most, so such a
-// deadline may come up to 10 ms early), as the system clock costs more
-// than the rest of the call's checks together.
-func (t *Table) invokeTimed(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
-	d := &st.dl
-	dl := st.deadline // a timed segment's
-	if dl == 0 {
-		dl = coarseNow() + int64(m.timeout)
-	}
-	d.start(ctx, dl)
-	before := len(dst)
-	st.code, st.err = 0, nil // the outcome below is this call's alone
-	dst = m.impl.invoke(d, st, dst)
-	d.end()
-	if st.code == CodeDeadline && st.err == context.DeadlineExceeded && !r.Notification {
-		// The method gave up at its deadline: the reply says so as the
-		// one given without it would.
-		dst = appendTimeout(dst[:before], r, m)
-	}
-	return dst
 }
 
 // plain reports whether m is a method a call may go straight to: found
