@@ -91,6 +91,13 @@ func (b *budget) share() int64 {
 	return b.pressure / max(b.holders.Load(), 1)
 }
 
+// mustPause reports whether the connection is held back for its output:
+// pending unsent bytes over MaxPendingOutput, or, with its queued pushes,
+// more than its share of the budget under pressure. Kept inlinable.
+func (c *conn) mustPause(pending int) bool {
+	return pending > c.e.opts.MaxPendingOutput || c.e.budget.squeezes(int64(pending)+c.mail.queued.Load())
+}
+
 // squeezes reports whether a connection holding held bytes must be held
 // back: the server is under pressure and it holds more than its share.
 // Kept inlinable: one atomic load when there is no pressure.

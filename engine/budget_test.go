@@ -102,16 +102,7 @@ func TestBudget_serverProcess(t *testing.T) {
 		// accepted sockets: the attacks reach the budget within a second
 		// or two, instead of first filling the megabytes per connection
 		// that the kernel's autotuning gives on loopback.
-		for _, ln := range e.listeners {
-			rc, err := ln.(syscall.Conn).SyscallConn()
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = rc.Control(func(fd uintptr) {
-				_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 64<<10)
-				_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
-			})
-		}
+		setServerBufs(t, e, 64<<10)
 	}
 	fmt.Printf("ADDR %s\n", e.Addrs()[0])
 	go func() {

@@ -125,8 +125,7 @@ func (c *conn) traffic() gnet.Action {
 		// since (gnet then reads the socket again and calls us with what
 		// came), so judge again before leaving the input unserved —
 		// nothing else would call us back for it.
-		held := int64(gc.OutboundBuffered()+len(out)) + c.mail.queued.Load()
-		c.paused = gc.OutboundBuffered()+len(out) > e.opts.MaxPendingOutput || e.budget.squeezes(held)
+		c.paused = c.mustPause(gc.OutboundBuffered() + len(out))
 	}
 	if c.closing == notClosing && !c.paused {
 		out = c.serve(out)
@@ -168,7 +167,7 @@ func (c *conn) traffic() gnet.Action {
 	// gnet goes on buffering what arrives, and after a flush one read may
 	// slip in: a client that keeps sending past one message and one head
 	// is closed, so memory stays bounded.
-	c.paused = pending > e.opts.MaxPendingOutput || e.budget.squeezes(c.held.Load())
+	c.paused = c.mustPause(pending)
 	in := gc.InboundBuffered()
 	hold := c.paused || in > 0 && !c.canRead()
 	if hold && in > e.opts.MaxMessageSize+e.opts.MaxHeaderSize+c.gateSlack() {

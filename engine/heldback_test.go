@@ -21,9 +21,9 @@ import (
 	"github.com/panjf2000/gnet/v2"
 )
 
-// reviewEngine starts an engine on 127.0.0.1 with opts; stopped (10 s at
-// most) when the test ends.
-func reviewEngine(t *testing.T, opts ...Option) (*Engine, string) {
+// startInternal starts an engine of the demo table on 127.0.0.1 with
+// opts; stopped (10 s at most) when the test ends.
+func startInternal(t *testing.T, opts ...Option) (*Engine, string) {
 	t.Helper()
 	opts = append([]Option{WithAddrs("tcp://127.0.0.1:0"), WithLogger(slog.New(slog.DiscardHandler))}, opts...)
 	e := New(demoTable(), opts...)
@@ -38,10 +38,20 @@ func reviewEngine(t *testing.T, opts ...Option) (*Engine, string) {
 	return e, e.Addrs()[0].String()
 }
 
-// smallServerBufs gives the sockets e accepts from now on 16 KiB kernel
-// buffers, so that unsent replies reach gnet's outbound buffer (and the
-// pause) quickly instead of the megabytes loopback autotuning allows.
-func smallServerBufs(t *testing.T, e *Engine) {
+// startHeldBack is startInternal with 16 KiB kernel buffers on the
+// sockets the engine accepts, so that unsent replies reach gnet's
+// outbound buffer (and the pause) quickly instead of the megabytes
+// loopback autotuning allows.
+func startHeldBack(t *testing.T, opts ...Option) (*Engine, string) {
+	t.Helper()
+	e, addr := startInternal(t, opts...)
+	setServerBufs(t, e, 16<<10)
+	return e, addr
+}
+
+// setServerBufs gives the sockets e accepts from now on kernel buffers
+// of size bytes each way (accepted sockets inherit the listener's).
+func setServerBufs(t *testing.T, e *Engine, size int) {
 	t.Helper()
 	for _, ln := range e.listeners {
 		rc, err := ln.(syscall.Conn).SyscallConn()
@@ -49,10 +59,22 @@ func smallServerBufs(t *testing.T, e *Engine) {
 			t.Fatal(err)
 		}
 		_ = rc.Control(func(fd uintptr) {
-			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 16<<10)
-			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10)
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, size)
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, size)
 		})
 	}
+}
+
+// dialSmall dials addr with 4 KiB kernel buffers (smallBufs); closed when
+// the test ends.
+func dialSmall(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := smallBufs.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // gateState reports, from the loops, whether each server connection's
@@ -117,13 +139,8 @@ func TestHeldBack_halfClosedClientGetsItsLastReply(t *testing.T) {
 	for _, proto := range []string{"stream", "http"} {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()
-			e, addr := reviewEngine(t, WithMaxPendingOutput(16<<10))
-			smallServerBufs(t, e)
-			c, err := smallBufs.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			e, addr := startHeldBack(t, WithMaxPendingOutput(16<<10))
+			c := dialSmall(t, addr)
 			frame := func(m string) string { return m + "\n" }
 			if proto == "http" {
 				frame = httpPost
@@ -150,7 +167,7 @@ func TestHeldBack_webSocketClientGoneIsClosed(t *testing.T) {
 	if !gateSupported {
 		t.Skip("no TCP back-pressure on this system")
 	}
-	e, addr := reviewEngine(t, WithMaxInFlight(1), WithPingInterval(-1))
+	e, addr := startInternal(t, WithMaxInFlight(1), WithPingInterval(-1))
 	d := &websocket.Dialer{HandshakeTimeout: 10 * time.Second}
 	ws, _, err := d.Dial("ws://"+addr+"/", nil)
 	if err != nil {
@@ -185,7 +202,7 @@ func TestHeldBack_pipeliningClientIsNotClosed(t *testing.T) {
 	if !gateSupported {
 		t.Skip("no TCP back-pressure on this system")
 	}
-	e, addr := reviewEngine(t, WithMaxInFlight(1), WithMaxMessageSize(4<<10))
+	e, addr := startInternal(t, WithMaxInFlight(1), WithMaxMessageSize(4<<10))
 	_ = e
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -218,7 +235,7 @@ func TestHeldBack_readAgainAfterWork(t *testing.T) {
 		t.Skip("no TCP back-pressure on this system")
 	}
 	t.Run("stream", func(t *testing.T) {
-		e, addr := reviewEngine(t, WithMaxInFlight(1))
+		e, addr := startInternal(t, WithMaxInFlight(1))
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -242,7 +259,7 @@ func TestHeldBack_readAgainAfterWork(t *testing.T) {
 		}
 	})
 	t.Run("http", func(t *testing.T) {
-		e, addr := reviewEngine(t, WithMaxInFlight(1))
+		e, addr := startInternal(t, WithMaxInFlight(1))
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -281,7 +298,7 @@ func TestHeldBack_readAgainAfterWork(t *testing.T) {
 		}
 	})
 	t.Run("websocket", func(t *testing.T) {
-		e, addr := reviewEngine(t, WithMaxInFlight(1))
+		e, addr := startInternal(t, WithMaxInFlight(1))
 		ws, _, err := (&websocket.Dialer{HandshakeTimeout: 10 * time.Second}).Dial("ws://"+addr+"/", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -311,8 +328,7 @@ func TestBudget_accountReturnsToZero(t *testing.T) {
 	if !gateSupported {
 		t.Skip("no TCP back-pressure on this system")
 	}
-	e, addr := reviewEngine(t, WithMaxPendingOutput(16<<10), WithMaxOutputBudget(4<<20))
-	smallServerBufs(t, e)
+	e, addr := startHeldBack(t, WithMaxPendingOutput(16<<10), WithMaxOutputBudget(4<<20))
 	batch := strings.Repeat(`{"jsonrpc":"2.0","method":"echo","params":["`+strings.Repeat("y", 8000)+`"],"id":1}`+"\n", 64)
 	var conns []net.Conn
 	for range 20 {
@@ -361,13 +377,8 @@ func TestHeldBack_requestSentMeanwhileIsServed(t *testing.T) {
 	big := `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("z", 200<<10) + `"],"id":"big"}`
 	t.Run("stream", func(t *testing.T) {
 		t.Parallel()
-		e, addr := reviewEngine(t, WithMaxPendingOutput(16<<10))
-		smallServerBufs(t, e)
-		c, err := smallBufs.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		e, addr := startHeldBack(t, WithMaxPendingOutput(16<<10))
+		c := dialSmall(t, addr)
 		_, _ = io.WriteString(c, big+"\n")
 		waitGated(t, e) // the reply backs up: held back
 		_, _ = io.WriteString(c, addMsg(7)+"\n")
@@ -382,13 +393,8 @@ func TestHeldBack_requestSentMeanwhileIsServed(t *testing.T) {
 	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
-		e, addr := reviewEngine(t, WithMaxPendingOutput(16<<10))
-		smallServerBufs(t, e)
-		c, err := smallBufs.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		e, addr := startHeldBack(t, WithMaxPendingOutput(16<<10))
+		c := dialSmall(t, addr)
 		_, _ = io.WriteString(c, httpPost(big))
 		waitGated(t, e)
 		_, _ = io.WriteString(c, httpPost(addMsg(7)))
@@ -407,8 +413,7 @@ func TestHeldBack_requestSentMeanwhileIsServed(t *testing.T) {
 	})
 	t.Run("websocket", func(t *testing.T) {
 		t.Parallel()
-		e, addr := reviewEngine(t, WithMaxPendingOutput(16<<10))
-		smallServerBufs(t, e)
+		e, addr := startHeldBack(t, WithMaxPendingOutput(16<<10))
 		d := &websocket.Dialer{NetDialContext: smallBufs.DialContext, HandshakeTimeout: 10 * time.Second}
 		ws, _, err := d.Dial("ws://"+addr+"/", nil)
 		if err != nil {

@@ -12,7 +12,6 @@ package handler
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,24 +102,4 @@ func appendTimeout(dst []byte, r *parser.Request, m *method) []byte {
 		return dst
 	}
 	return appendErrorReply(dst, r.ID, r.Version, CodeDeadline, "Deadline exceeded", m.timedOut, nil)
-}
-
-// appendTooLarge answers r, whose reply of n bytes passed limit (or, n
-// 0, came after the batch's replies passed it); nothing for a
-// notification.
-func appendTooLarge(dst []byte, r *parser.Request, n, limit int) []byte {
-	if r.Notification && r.Err.OK() {
-		return dst
-	}
-	dst = appendErrorStart(dst, r.Version, CodeResponseTooLarge)
-	if n > 0 {
-		dst = append(dst, "Response too large: "...)
-		dst = strconv.AppendInt(dst, int64(n), 10)
-		dst = append(dst, " bytes exceed the limit of "...)
-	} else {
-		dst = append(dst, "Response too large: the batch's replies exceed the limit of "...)
-	}
-	dst = strconv.AppendInt(dst, int64(limit), 10)
-	dst = append(dst, " bytes"...)
-	return appendErrorEnd(dst, nil, r.ID)
 }

@@ -389,20 +389,19 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 			st.single = m
 			return dst, false
 		}
-		if t.direct(m) {
-			out := m.impl.invoke(ctx, st, dst)
-			if t.tooLarge(out, len(dst)) {
-				out = t.replaceTooLarge(out, len(dst), r)
-			}
-			return out, true
+		var out []byte
+		switch {
+		case t.direct(m):
+			out = m.impl.invoke(ctx, st, dst)
+		case m != nil && len(t.chain) == 0 && (m.inline || m.timeout == 0):
+			out = t.invokeChecked(ctx, st, dst, r, m) // a call with checks, run here
+		default:
+			return t.runSingle(ctx, st, dst, r, m), true
 		}
-		if m != nil && len(t.chain) == 0 && (m.inline || m.timeout == 0) {
-			out := t.invokeChecked(ctx, st, dst, r, m) // a call with checks, run here
-			if t.tooLarge(out, len(dst)) {
-				out = t.replaceTooLarge(out, len(dst), r)
-			}
-			return out, true
+		if t.tooLarge(out, len(dst)) {
+			out = t.replaceTooLarge(out, len(dst), r)
 		}
+		return out, true
 	}
 	return t.runSingle(ctx, st, dst, r, m), true
 }

@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -144,15 +143,10 @@ type serveFlags struct {
 const defaultCallTimeout = 30 * time.Second
 
 // rateLimit returns the rate limits of --rate, --burst, --conn-rate
-// and --conn-burst: a burst of 0 is one second's worth of its rate.
+// and --conn-burst; a burst of 0 is the table's default, one second's
+// worth of its rate.
 func (c *serveFlags) rateLimit() handler.RateLimit {
-	burst := func(b int, rate float64) int {
-		if b == 0 && rate > 0 {
-			return max(1, int(math.Ceil(rate)))
-		}
-		return b
-	}
-	return handler.RateLimit{Rate: c.rate, Burst: burst(c.burst, c.rate), ConnRate: c.connRate, ConnBurst: burst(c.connBurst, c.connRate)}
+	return handler.RateLimit{Rate: c.rate, Burst: c.burst, ConnRate: c.connRate, ConnBurst: c.connBurst}
 }
 
 // newServeFlags defines the flags of jetrpc serve on a new FlagSet; the
