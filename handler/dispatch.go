@@ -59,6 +59,11 @@ type state struct {
 	deadline  int64       // when the call run now must end (ns after limitEpoch), set by a timed segment; 0: from its method's timeout
 	dl        deadlineCtx // the context of a call with a deadline
 	abandoned bool        // a timed-out segment's worker still uses the state: never pooled again
+
+	stripe uint32         // the stripe of the counters it adds to (metrics.go)
+	t0     int64          // when the message (or a single request) began, on nanotime's clock, when observed
+	cur    *methodMetrics // the counters of the single request run now, when observed
+	errs   int            // the batch elements answered with an error, when observed
 }
 
 // waitState is how the caller of a parallel batch waits for its
@@ -71,9 +76,11 @@ type waitState struct {
 
 // element is a planned batch element.
 type element struct {
-	req parser.Request
-	m   *method // nil when the request is invalid or the method unknown
-	at  [2]int  // its reply's span in its segment's output (or in the reply)
+	req  parser.Request
+	m    *method // nil when the request is invalid or the method unknown
+	at   [2]int  // its reply's span in its segment's output (or in the reply)
+	code Code    // the code of its reply, once run, when observed
+	dur  int64   // its handling time in ns, once run, when observed
 }
 
 func (e *element) blocking() bool { return e.m != nil && !e.m.inline }
@@ -88,6 +95,7 @@ const maxPooledElems = 256
 
 var states = sync.Pool{New: func() any {
 	st := new(state)
+	st.stripe = stripeSeq.Add(1) & uint32(stripes-1)
 	st.dec.SetOptions(decoder.OptionCaseSensitive | decoder.OptionCopyString | decoder.OptionNoValidateJSON)
 	return st
 }}
@@ -119,7 +127,7 @@ func putState(st *state) {
 // grown too large.
 func (st *state) reset() {
 	st.req, st.single, st.src = nil, nil, nil
-	st.err = nil
+	st.err, st.cur, st.errs = nil, nil, 0
 	st.deadline = 0
 	if st.call.t != nil {
 		st.call = Call{} // nothing of the message stays in the pooled state
@@ -204,7 +212,9 @@ const (
 // later the caller must Dispatch msg itself. The outcome comes from the
 // parser, never from the reply's text: a method may well answer -32700
 // itself. msg is only read, and only until DispatchInline returns. Safe
-// from any goroutine; an inline method runs on the caller.
+// from any goroutine; an inline method runs on the caller. A caller that
+// gives one Pending again and again calls its Flush after each burst of
+// input (each read), so that a table with metrics counts the burst.
 func (t *Table) DispatchInline(ctx context.Context, dst, msg []byte, later *Pending) ([]byte, Outcome) {
 	return t.dispatch(ctx, dst, msg, true, later)
 }
@@ -226,6 +236,23 @@ type Pending struct {
 	t     *Table
 	st    *state // the parse, its spans rebased onto st.kept, a copy of the message
 	spare *state // scratch memory for the next DispatchInline given this Pending
+	clock int64  // when the last message given this Pending ended (nanotime), when observed; 0 after Flush
+	tally tally  // the successes of the burst, not yet in their method's counters (metrics.go)
+}
+
+// Flush ends a burst of input given to DispatchInline with this Pending
+// (an event loop calls it after each read). A table with metrics adds
+// up the successful calls of a burst in the Pending, and its counters
+// get them here; and a table that observes its calls (metrics, the
+// access log) reads the clock once per message: a message's handling
+// starts when the previous one of its burst ended, or, for the first
+// one, when DispatchInline is called. A burst that is not flushed stays
+// out of Table.Metrics.
+func (p *Pending) Flush() {
+	p.clock = 0
+	if p.tally.mm != nil {
+		p.tally.flush()
+	}
 }
 
 // Take moves the message p holds into a Pending of its own, to run or
@@ -266,8 +293,15 @@ func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 		}
 		d.release()
 	}()
+	if t.obs != nil {
+		st.t0 = nanotime() // the wait for a worker is not the call's
+	}
 	if st.msg.Kind == parser.KindSingle {
-		return t.runSingle(ctx, st, dst, st.req, st.single)
+		dst = t.runSingle(ctx, st, dst, st.req, st.single)
+		if t.obs != nil {
+			t.obs.endSingle(ctx, st, st.req)
+		}
+		return dst
 	}
 	return t.parallel(ctx, st, dst)
 }
@@ -281,10 +315,17 @@ func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 // the caller, which must not block, and an interceptor of a blocking
 // method may. d is empty afterwards. Safe from any goroutine.
 func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
-	st := d.st
+	st, o := d.st, d.t.obs
 	defer d.release()
 	if st.msg.Kind == parser.KindSingle {
+		if o != nil {
+			st.code = CodeServerBusy
+			o.done(ctx, st, st.req, 0) // answered without running
+		}
 		return appendBusy(dst, st.req)
+	}
+	if o != nil {
+		st.t0 = nanotime()
 	}
 	open := len(dst)
 	dst = append(dst, '[')
@@ -297,12 +338,19 @@ func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
 		before := len(dst)
 		if e.req.Err.OK() && e.m != nil {
 			dst = appendBusy(dst, &e.req)
+			st.code = CodeServerBusy
 		} else {
 			dst = d.t.call(ctx, st, dst, &e.req, e.m) // a fault: through the interceptors, as inline
+		}
+		if o != nil {
+			o.elem(st, e, st.code, 0)
 		}
 		if len(dst) == before {
 			dst = dst[:mark]
 		}
+	}
+	if o != nil {
+		o.endBatch(ctx, st, len(st.elems))
 	}
 	return closeArray(dst, open)
 }
@@ -348,23 +396,49 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 	ok := true
 	switch m.Kind {
 	case parser.KindInvalid:
+		code := m.Err.Code
 		if len(t.chain) == 0 {
 			dst = AppendFault(dst, nil, &m.Err)
 		} else {
 			dst = t.intercept(ctx, st, dst, nil, nil, &m.Err, 0)
+			code = st.code // as an interceptor may have replaced it
 		}
 		if m.Err.Code == CodeParseError {
 			oc = Malformed
 		}
+		if t.obs != nil {
+			t.obs.fault(ctx, st, code, 0)
+		}
 	case parser.KindSingle:
 		st.req = &m.Request
+		if t.obs == nil {
+			dst, ok = t.single(ctx, st, dst, inlineOnly)
+			break
+		}
+		st.t0 = begin(later)
 		dst, ok = t.single(ctx, st, dst, inlineOnly)
+		if ok {
+			if later != nil {
+				later.clock = t.obs.endBurst(ctx, st, st.req, later)
+			} else {
+				t.obs.endSingle(ctx, st, st.req)
+			}
+		}
 	case parser.KindBatch:
+		if t.obs != nil {
+			st.t0 = begin(later)
+		}
 		dst, ok = t.batch(ctx, st, dst, m, inlineOnly)
+	}
+	if later != nil && (!ok || m.Kind != parser.KindSingle) {
+		later.clock = 0 // the next message's handling starts when it does
 	}
 	if !ok {
 		oc = Deferred
 		if later != nil {
+			if t.obs != nil {
+				t.obs.kept(st)
+			}
 			later.keep(t, st, msg) // st goes with the Pending
 			return dst, oc
 		}
@@ -387,9 +461,13 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 		m = t.lookup(st, r)
 		if m != nil && inlineOnly && !m.inline {
 			st.single = m
-			return dst, false
+			return dst, false // its start is counted if the caller keeps it (Pending)
+		}
+		if t.obs != nil {
+			t.obs.start(st, r, m)
 		}
 		var out []byte
+		st.code = 0 // a method's success leaves it as it was
 		switch {
 		case t.direct(m):
 			out = m.impl.invoke(ctx, st, dst)
@@ -399,9 +477,12 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 			return t.runSingle(ctx, st, dst, r, m), true
 		}
 		if t.tooLarge(out, len(dst)) {
-			out = t.replaceTooLarge(out, len(dst), r)
+			out = t.replaceTooLarge(st, out, len(dst), r)
 		}
 		return out, true
+	}
+	if t.obs != nil {
+		t.obs.start(st, r, nil)
 	}
 	return t.runSingle(ctx, st, dst, r, m), true
 }
@@ -411,6 +492,7 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 // the caller waits for it or for its deadline — and appends its reply.
 func (t *Table) runSingle(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
 	before := len(dst)
+	st.code = 0 // a method's success leaves it as it was
 	switch {
 	case m != nil && m.timeout > 0 && !m.inline:
 		dst = t.timedSingle(ctx, st, dst, r, m)
@@ -419,7 +501,7 @@ func (t *Table) runSingle(ctx context.Context, st *state, dst []byte, r *parser.
 	default:
 		dst = t.intercept(ctx, st, dst, r, m, nil, 0)
 	}
-	return t.capReply(dst, before, r)
+	return t.capReply(st, dst, before, r)
 }
 
 func notFound(dst []byte, r *parser.Request) []byte {
@@ -432,20 +514,21 @@ func notFound(dst []byte, r *parser.Request) []byte {
 // runElem runs one planned batch element, appending its reply (if any).
 func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) []byte {
 	before := len(dst)
+	st.code = 0 // a method's success leaves it as it was
 	if t.direct(e.m) {
 		st.req = &e.req
 		dst = e.m.impl.invoke(ctx, st, dst)
 	} else {
 		dst = t.call(ctx, st, dst, &e.req, e.m)
 	}
-	return t.capReply(dst, before, &e.req)
+	return t.capReply(st, dst, before, &e.req)
 }
 
 // capReply replaces the reply dst[before:] to r by CodeResponseTooLarge
 // when it passes MaxResponseSize.
-func (t *Table) capReply(dst []byte, before int, r *parser.Request) []byte {
+func (t *Table) capReply(st *state, dst []byte, before int, r *parser.Request) []byte {
 	if t.tooLarge(dst, before) {
-		return t.replaceTooLarge(dst, before, r)
+		return t.replaceTooLarge(st, dst, before, r)
 	}
 	return dst
 }
@@ -458,7 +541,9 @@ func (t *Table) tooLarge(dst []byte, before int) bool {
 
 // replaceTooLarge replaces the reply dst[before:] to r, too large, by
 // CodeResponseTooLarge.
-func (t *Table) replaceTooLarge(dst []byte, before int, r *parser.Request) []byte {
+func (t *Table) replaceTooLarge(st *state, dst []byte, before int, r *parser.Request) []byte {
+	st.code = CodeResponseTooLarge
+	t.refused(refuseResponseSize)
 	return appendTooLarge(dst[:before], r, len(dst)-before, t.opts.MaxResponseSize)
 }
 
@@ -467,6 +552,11 @@ func (t *Table) replaceTooLarge(dst []byte, before int, r *parser.Request) []byt
 // remaining elements are answered CodeResponseTooLarge without running.
 func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []element, limit int) []byte {
 	start := len(dst)
+	obs := t.obs != nil
+	var clock int64
+	if obs {
+		clock = nanotime()
+	}
 	for i := range elems {
 		e := &elems[i]
 		mark := len(dst)
@@ -476,8 +566,14 @@ func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []ele
 		before := len(dst)
 		if mark-start > limit {
 			dst = appendTooLarge(dst, &e.req, 0, limit)
+			st.code = CodeResponseTooLarge
+			t.refused(refuseResponseSize)
 		} else {
 			dst = t.runElem(ctx, st, dst, e)
+		}
+		if obs {
+			now := nanotime()
+			e.code, e.dur, clock = st.code, now-clock, now
 		}
 		if len(dst) == before {
 			dst = dst[:mark] // a notification: no reply, no comma
@@ -501,10 +597,17 @@ func closeArray(dst []byte, open int) []byte {
 // batch plans and runs a batch.
 func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Message, inlineOnly bool) ([]byte, bool) {
 	if m.Len > t.opts.MaxBatch {
+		code := Code(CodeInvalidRequest)
 		if len(t.chain) == 0 {
-			return appendTooLong(dst, m.Len, t.opts.MaxBatch), true
+			dst = appendTooLong(dst, m.Len, t.opts.MaxBatch)
+		} else {
+			dst = t.intercept(ctx, st, dst, nil, nil, nil, m.Len)
+			code = st.code // as an interceptor may have replaced it
 		}
-		return t.intercept(ctx, st, dst, nil, nil, nil, m.Len), true
+		if t.obs != nil {
+			t.obs.fault(ctx, st, code, m.Len)
+		}
+		return dst, true
 	}
 	blocking := 0
 	for i := range st.reqs {
@@ -521,10 +624,20 @@ func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Mess
 		open := len(dst)
 		dst = append(dst, '[')
 		dst = t.runElems(ctx, st, dst, st.elems, t.opts.MaxBatchResponseSize)
+		if o := t.obs; o != nil {
+			for i := range st.elems {
+				e := &st.elems[i]
+				o.elem(st, e, e.code, e.dur)
+			}
+			o.endBatch(ctx, st, len(st.elems))
+		}
 		return closeArray(dst, open), true
 	}
 	if inlineOnly {
-		return dst, false
+		return dst, false // its starts are counted if the caller keeps it (Pending)
+	}
+	if t.obs != nil {
+		t.obs.startElems(st)
 	}
 	return t.parallel(ctx, st, dst), true
 }
@@ -619,7 +732,7 @@ func appendInternal(dst []byte, elems []element) []byte {
 		}
 		before := len(dst)
 		dst = appendErrorReply(dst, r.ID, r.Version, CodeInternalError, "Internal error", "", nil)
-		e.at = [2]int{before, len(dst)}
+		e.at, e.code = [2]int{before, len(dst)}, CodeInternalError
 	}
 	return dst
 }
@@ -712,7 +825,7 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 			if s.blocking {
 				e := &s.elems[0]
 				s.out.B = appendBusy(s.out.B, &e.req)
-				e.at = [2]int{0, len(s.out.B)}
+				e.at, e.code, e.dur = [2]int{0, len(s.out.B)}, CodeServerBusy, 0
 			}
 		}
 	}
@@ -726,14 +839,16 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 		s := &st.segs[0]
 		e := &s.elems[0]
 		if s.late {
+			st.code = CodeDeadline
 			return appendTimeout(dst, &e.req, e.m)
 		}
+		st.code = e.code
 		dst = append(dst, s.out.B[e.at[0]:e.at[1]]...)
 		pool.Parts.Put(s.out)
 		*s = segment{}
 		return dst
 	}
-	return t.join(st, dst)
+	return t.join(ctx, st, dst)
 }
 
 // await waits until every segment on a worker is done, or past its
@@ -781,14 +896,17 @@ func (t *Table) await(st *state) {
 // one array: a late segment's element is answered CodeDeadline, and once
 // the replies pass MaxBatchResponseSize every remaining element is
 // answered CodeResponseTooLarge instead.
-func (t *Table) join(st *state, dst []byte) []byte {
+func (t *Table) join(ctx context.Context, st *state, dst []byte) []byte {
 	limit := t.opts.MaxBatchResponseSize
 	open := len(dst)
 	dst = append(dst, '[')
+	o := t.obs
+	n := 0
 	for i := range st.segs {
 		s := &st.segs[i]
+		n += len(s.elems)
 		for k := range s.elems {
-			e := &s.elems[k]
+			e := &s.elems[k] // a late segment's elements are its worker's: read, never written
 			mark := len(dst)
 			if mark > open+1 {
 				dst = append(dst, ',')
@@ -797,10 +915,20 @@ func (t *Table) join(st *state, dst []byte) []byte {
 			switch {
 			case mark-open-1 > limit:
 				dst = appendTooLarge(dst, &e.req, 0, limit)
+				t.refused(refuseResponseSize)
+				if o != nil {
+					o.elem(st, e, CodeResponseTooLarge, 0)
+				}
 			case s.late:
 				dst = appendTimeout(dst, &e.req, e.m)
+				if o != nil {
+					o.elem(st, e, CodeDeadline, nanotime()-st.t0)
+				}
 			default:
 				dst = append(dst, s.out.B[e.at[0]:e.at[1]]...)
+				if o != nil {
+					o.elem(st, e, e.code, e.dur)
+				}
 			}
 			if len(dst) == before {
 				dst = dst[:mark] // no reply, no comma
@@ -810,6 +938,9 @@ func (t *Table) join(st *state, dst []byte) []byte {
 			pool.Parts.Put(s.out)
 			*s = segment{}
 		}
+	}
+	if o != nil {
+		o.endBatch(ctx, st, n)
 	}
 	return closeArray(dst, open)
 }

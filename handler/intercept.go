@@ -323,7 +323,8 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parse
 			call.refuse(ErrInternal)
 		}
 		out = call.dst
-		call.dst = nil // the caller's buffer; the rest is cleared with the state (reset)
+		st.code = call.code // the outcome, as an interceptor may have replaced it
+		call.dst = nil      // the caller's buffer; the rest is cleared with the state (reset)
 	}()
 	if err := t.chain[0](ctx, call); call.called&1 == 0 || err != nil { // level 0, as from would run it
 		call.afterLevel(ctx, 0, err)
@@ -370,6 +371,7 @@ func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *par
 	}
 	if m.maxConc > 0 && m.running.Add(1) > m.maxConc {
 		m.running.Add(-1)
+		t.refused(refuseConcurrency)
 		return refuse(st, dst, r, CodeServerBusy, "Server busy", m.busy)
 	}
 	st.req = r

@@ -28,6 +28,10 @@ type MethodOption func(*methodConfig)
 type methodConfig struct {
 	inline        bool
 	desc          string
+	summary       string
+	errs          []*Error // Errors; nil entries refused at registration
+	notifies      reflect.Type
+	sub           string // the namespace, for the methods RegisterSubscription registers
 	params        []string
 	require       []string
 	cost          int
@@ -50,7 +54,8 @@ func Inline() MethodOption { return func(c *methodConfig) { c.inline = true } }
 // requests.
 func Blocking() MethodOption { return func(c *methodConfig) { c.inline = false } }
 
-// Description sets the text MethodInfo reports for the method.
+// Description sets the text MethodInfo reports for the method, which an
+// OpenRPC document (package handler/openrpc) gives as its description.
 func Description(text string) MethodOption { return func(c *methodConfig) { c.desc = text } }
 
 // ParamNames sets the param names MethodInfo reports, in position order.
@@ -117,10 +122,10 @@ func Timeout(d time.Duration) MethodOption {
 // encoded by sonic (as encoding/json would, without HTML escaping). A Raw
 // is written verbatim wherever it appears in R.
 //
-// Register panics if the name is empty, reserved ("rpc." prefix) or taken,
-// if the table has begun dispatching, or if P or R is unsupported: these
-// are programming errors found at start-up. TryRegister returns the
-// error instead.
+// Register panics if the name is empty, reserved ("rpc." prefix: see
+// RegisterExtension) or taken, if the table has begun dispatching, or if
+// P or R is unsupported: these are programming errors found at start-up.
+// TryRegister returns the error instead.
 func Register[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts ...MethodOption) {
 	if err := TryRegister(t, name, fn, opts...); err != nil {
 		panic(err)
@@ -142,7 +147,10 @@ type noParams struct{}
 // always null.
 type noResult struct{}
 
-var noResultType = reflect.TypeFor[noResult]()
+var (
+	noParamsType = reflect.TypeFor[noParams]()
+	noResultType = reflect.TypeFor[noResult]()
+)
 
 // RegisterNoParams adds a method that takes no params (absent, [] or {};
 // anything else is -32602). It panics as Register does.
@@ -178,9 +186,17 @@ func TryRegisterNoResult[P any](t *Table, name string, fn func(context.Context, 
 }
 
 func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts []MethodOption) error {
+	return registerMethod(t, name, fn, opts, false)
+}
+
+// registerMethod compiles fn and adds it to t; ext allows an "rpc." name.
+func registerMethod[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts []MethodOption, ext bool) error {
 	var cfg methodConfig
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if err := cfg.check(name); err != nil {
+		return err
 	}
 	pt, rt := reflect.TypeFor[P](), reflect.TypeFor[R]()
 	pp, err := buildParams(pt)
@@ -212,8 +228,22 @@ func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, e
 	}
 	mt := &method{
 		inline: cfg.inline,
+		ext:    ext,
 		info:   MethodInfo{Name: name, Description: cfg.desc, Params: params, Inline: cfg.inline, Require: cfg.require},
 		impl:   m,
+	}
+	mt.info.Summary, mt.info.Errors = cfg.summary, cfg.errs
+	if pt != noParamsType {
+		mt.info.ParamsType = pt
+	}
+	if rt != noResultType {
+		mt.info.ResultType = rt
+	}
+	if cfg.sub != "" {
+		mt.info.Subscription = cfg.sub
+		if name == cfg.sub+"_subscribe" {
+			mt.info.Notification, mt.info.NotificationType = cfg.sub+"_subscription", cfg.notifies
+		}
 	}
 	mt.cost = max(cfg.cost, 1)
 	mt.maxConc = int32(min(cfg.maxConcurrent, 1<<30))
@@ -237,17 +267,19 @@ func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, e
 // method is a registered method. Immutable but for running.
 type method struct {
 	inline    bool
+	ext       bool // an extension method (RegisterExtension): its name begins with "rpc."
 	checked   bool // a call must pass checks before it runs (permissions, limits, a timeout): never straight to impl
 	info      MethodInfo
 	impl      invoker
-	require   []string      // permissions the caller must hold (Require); nil for none
-	forbidden string        // the detail of the reply to a caller without them
-	cost      int           // cost units per call (Cost)
-	maxConc   int32         // MaxConcurrent, or 0
-	timeout   time.Duration // the call timeout, or 0
-	running   atomic.Int32  // calls running now, counted when maxConc > 0
-	timedOut  string        // the detail of the reply to a call past its timeout
-	busy      string        // the detail of the reply to a call past maxConc
+	require   []string       // permissions the caller must hold (Require); nil for none
+	forbidden string         // the detail of the reply to a caller without them
+	cost      int            // cost units per call (Cost)
+	maxConc   int32          // MaxConcurrent, or 0
+	timeout   time.Duration  // the call timeout, or 0
+	running   atomic.Int32   // calls running now, counted when maxConc > 0
+	timedOut  string         // the detail of the reply to a call past its timeout
+	busy      string         // the detail of the reply to a call past maxConc
+	stats     *methodMetrics // its counters (Options.Metrics), made at registration; nil without
 }
 
 // invoker runs one call. invoke reads the request from st.req, and

@@ -110,6 +110,7 @@ type subLimits struct {
 	errPerConn, errTotal *Error // the replies past them; immutable
 	mu                   sync.Mutex
 	n                    int          // live subscriptions; guarded by mu
+	refused              uint64       // subscribe calls refused for the limits; guarded by mu
 	byConn               map[Conn]int // live subscriptions of each connection, never 0 (the entry is deleted); guarded by mu
 }
 
@@ -132,8 +133,10 @@ func (r *subscriptions) add(s *Subscription) *Error {
 	k := l.byConn[s.conn]
 	switch {
 	case k >= l.perConn:
+		l.refused++
 		return l.errPerConn
 	case l.n >= l.total:
+		l.refused++
 		return l.errTotal
 	}
 	for r.live[s.id] != nil { // 128 random bits: never, but a slot must not be overwritten
@@ -184,10 +187,11 @@ func (r *subscriptions) lookup(id string) *Subscription {
 // true; an id that this connection does not hold is answered
 // ErrSubscriptionNotFound. A subscription also ends when its connection
 // closes. Over HTTP, subscribe is answered ErrNotificationsUnsupported.
-// opts apply to <ns>_subscribe; <ns>_unsubscribe is inline. The table's
-// CallTimeout does not apply to <ns>_subscribe (start must not block);
-// given a Timeout in opts, a subscribe whose start ends past it is
-// answered CodeDeadline and its subscription ended.
+// opts apply to <ns>_subscribe (Notifies among them declares the type
+// of the notifications' result, for discovery); <ns>_unsubscribe is
+// inline. The table's CallTimeout does not apply to <ns>_subscribe (start
+// must not block); given a Timeout in opts, a subscribe whose start ends
+// past it is answered CodeDeadline and its subscription ended.
 //
 // The live subscriptions of all the table's namespaces count together
 // against Options.MaxSubscriptionsPerConn (per connection) and
@@ -278,11 +282,11 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 	// The table's CallTimeout does not apply to subscribe (start must not
 	// block anyway): a subscription made after its call was answered
 	// -32002 would hold its slot for nothing. A Timeout in opts does.
-	if err := TryRegister(t, ns+"_subscribe", subscribe, append([]MethodOption{Description("subscribe to " + ns + " notifications"), Timeout(0)}, opts...)...); err != nil {
+	if err := TryRegister(t, ns+"_subscribe", subscribe, append([]MethodOption{Description("subscribe to " + ns + " notifications"), Timeout(0), subscription(ns)}, opts...)...); err != nil {
 		undo("")
 		return err
 	}
-	if err := TryRegister(t, ns+"_unsubscribe", unsubscribe, Inline(), Description("end a "+ns+" subscription"), ParamNames("id")); err != nil {
+	if err := TryRegister(t, ns+"_unsubscribe", unsubscribe, Inline(), Description("end a "+ns+" subscription"), ParamNames("id"), subscription(ns)); err != nil {
 		undo(ns + "_subscribe")
 		return err
 	}
@@ -315,6 +319,20 @@ func (t *Table) SubscriptionCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.n
+}
+
+// subscriptionsRefused returns the subscribe calls refused for the
+// limits on live subscriptions. Safe from any goroutine.
+func (t *Table) subscriptionsRefused() uint64 {
+	t.mu.Lock()
+	l := t.subLimitsLocked()
+	t.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refused
 }
 
 // subLimitsLocked returns the limits shared by t's namespaces, nil if it

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"log/slog"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -87,6 +88,14 @@ type Options struct {
 	MaxSubscriptions int
 	// Logger receives handler panics; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics counts every call per method — started, handled by code,
+	// its duration in a histogram — and the batches (Table.Metrics),
+	// which engine/metrics exports to Prometheus. The counters of a
+	// method are made when the table is sealed: a call adds to them
+	// without a lock or an allocation.
+	Metrics bool
+	// AccessLog logs calls; the zero value logs nothing.
+	AccessLog AccessLog
 }
 
 // Option sets a field of Options.
@@ -144,6 +153,7 @@ type Table struct {
 	chain   []Interceptor             // Use; guarded by mu until sealed, then immutable
 	timing  atomic.Bool               // an interceptor asked a Duration: calls are timed
 	limiter *limiter                  // the rate limits (Options.RateLimit); nil when none; immutable after NewTable
+	obs     *observer                 // metrics and the access log; nil when neither is on; immutable after NewTable
 }
 
 // NewTable returns an empty table.
@@ -180,6 +190,7 @@ func NewTable(opts ...Option) *Table {
 	limit(&t.opts.MaxSubscriptionsPerConn, DefaultMaxSubscriptionsPerConn)
 	limit(&t.opts.MaxSubscriptions, DefaultMaxSubscriptions)
 	t.limiter = newLimiter(t.opts.RateLimit)
+	t.obs = newObserver(&t.opts)
 	return t
 }
 
@@ -259,6 +270,27 @@ type MethodInfo struct {
 	// Timeout is the call timeout (Timeout, or the table's CallTimeout);
 	// 0 for none.
 	Timeout time.Duration
+	// Summary is the text given with Summary, if any.
+	Summary string
+	// ParamsType is the Go type the params are decoded into (P of
+	// Register); nil for a method that takes no params (RegisterNoParams).
+	ParamsType reflect.Type
+	// ResultType is the Go type of the result (R of Register); nil for a
+	// method whose result is always null (RegisterNoResult).
+	ResultType reflect.Type
+	// Errors are the errors declared with Errors, in order; nil for none.
+	// They must not be modified.
+	Errors []*Error
+	// Subscription is the namespace of the methods RegisterSubscription
+	// registered, <ns>_subscribe and <ns>_unsubscribe; "" for others.
+	Subscription string
+	// Notification is the method of the notifications that the
+	// subscriptions of a <ns>_subscribe method send, <ns>_subscription; ""
+	// for every other method, <ns>_unsubscribe included.
+	Notification string
+	// NotificationType is the type of the result member of those
+	// notifications, as declared with Notifies; nil when not declared.
+	NotificationType reflect.Type
 }
 
 // Methods returns the registered methods sorted by name.
@@ -270,6 +302,7 @@ func (t *Table) Methods() []MethodInfo {
 		info := m.info
 		info.Params = append([]string(nil), info.Params...)
 		info.Require = append([]string(nil), info.Require...)
+		info.Errors = append([]*Error(nil), info.Errors...)
 		out = append(out, info)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -291,7 +324,7 @@ func (t *Table) add(m *method) error {
 	switch {
 	case m.info.Name == "":
 		return ErrEmptyName
-	case strings.HasPrefix(m.info.Name, "rpc."):
+	case strings.HasPrefix(m.info.Name, extensionPrefix) && !m.ext: // RegisterExtension sets ext
 		return ErrReservedName
 	}
 	t.mu.Lock()
@@ -303,6 +336,9 @@ func (t *Table) add(m *method) error {
 		return ErrDuplicateName
 	}
 	m.checked = m.require != nil || m.maxConc > 0 || m.timeout > 0 || t.limiter != nil
+	if t.obs != nil && t.obs.metrics != nil {
+		m.stats = newMethodMetrics(m.info.Name, !m.inline)
+	}
 	t.methods[m.info.Name] = m
 	return nil
 }

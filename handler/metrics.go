@@ -1,0 +1,457 @@
+package handler
+
+// NOTE: metrics of calls. With Options.Metrics a table counts every call
+// per method — started, handled by code, its duration in a histogram —
+// and its batches, in counters made when a method is registered: each
+// method holds its own, so an observation is a few atomic adds, no lock,
+// no map, no allocation. Counters are striped: each dispatch state (one
+// per event loop, and pooled per P on workers) adds to its own stripe, so
+// the loops of a busy server do not fight over one cache line; a reader
+// (Table.Metrics) sums the stripes. Codes have fixed slots for the
+// reserved ones and a table-wide registry of the first maxAppCodes others,
+// so a client cannot grow the series: unregistered method names fold
+// into UnknownMethod, invalid requests into InvalidMethod, codes beyond
+// the registry into one "other" slot.
+
+import (
+	"math/bits"
+	"runtime"
+	"sort"
+	"sync/atomic"
+	"time"
+)
+
+// Method names under which Table.Metrics reports the calls that reach no
+// registered method.
+const (
+	// UnknownMethod: valid requests for a method the table does not have
+	// (answered CodeMethodNotFound), whatever the name, so that clients
+	// cannot grow the number of series.
+	UnknownMethod = "(unknown)"
+	// InvalidMethod: messages and batch elements answered before any
+	// method could be looked up — not JSON, not a request (CodeParseError,
+	// CodeInvalidRequest), or a batch too long.
+	InvalidMethod = "(invalid)"
+)
+
+// durationBounds are the upper bounds of the duration histogram's
+// buckets, in ns: from 1 µs (an inline call) to 10 s (a slow database
+// call), three per decade. Calls longer than the last fall in the +Inf
+// bucket.
+var durationBounds = [...]int64{
+	1e3, 2.5e3, 5e3, 10e3, 25e3, 50e3, 100e3, 250e3, 500e3,
+	1e6, 2.5e6, 5e6, 10e6, 25e6, 50e6, 100e6, 250e6, 500e6,
+	1e9, 2.5e9, 5e9, 10e9,
+}
+
+// batchBounds are the upper bounds of the batch size histogram's
+// buckets, in elements.
+var batchBounds = [...]int64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
+
+// DurationBuckets returns the upper bounds of the buckets of
+// MethodMetrics.Duration, in increasing order; the last bucket, for
+// longer calls, has no bound (+Inf).
+func DurationBuckets() []time.Duration {
+	out := make([]time.Duration, len(durationBounds))
+	for i, b := range durationBounds {
+		out[i] = time.Duration(b)
+	}
+	return out
+}
+
+// BatchSizeBuckets returns the upper bounds of the buckets of
+// BatchMetrics.Sizes, in elements; the last bucket has no bound (+Inf).
+func BatchSizeBuckets() []int {
+	out := make([]int, len(batchBounds))
+	for i, b := range batchBounds {
+		out[i] = int(b)
+	}
+	return out
+}
+
+// Code slots of a method's handled counters.
+const (
+	slotOK        = 0  // success
+	slotReserved  = 1  // -32700, -32600..-32603: slots 1-5
+	slotServer    = 6  // -32000..-32009: slots 6-15
+	slotApp       = 16 // the codes of the table's registry
+	maxAppCodes   = 32 // distinct other codes a table tells apart
+	slotOther     = slotApp + maxAppCodes
+	codeSlots     = slotOther + 1
+	serverSlotsOf = slotApp - slotServer
+)
+
+// callCounters is one stripe of a method's counters: 592 bytes.
+type callCounters struct {
+	started atomic.Uint64 // the calls begun, of a blocking method; an inline method's count as they end
+	sum     atomic.Uint64 // ns
+	codes   [codeSlots]atomic.Uint64
+	buckets [len(durationBounds) + 1]atomic.Uint64
+}
+
+// methodMetrics are the counters of one method (or of UnknownMethod,
+// InvalidMethod).
+type methodMetrics struct {
+	name     string
+	blocking bool // a method of the blocking class: its calls' starts are counted
+	stripes  []callCounters
+}
+
+// batchCounters is one stripe of a table's batch counters.
+type batchCounters struct {
+	n     atomic.Uint64
+	sizes [len(batchBounds) + 1]atomic.Uint64
+	sum   atomic.Uint64
+	_     [64 - 8]byte // a stripe's own cache lines
+}
+
+// Limits a table counts refusals of (LimitRefusals).
+const (
+	refuseConcurrency = iota
+	refuseResponseSize
+	refuseBatchLength
+	refuseKinds
+)
+
+// tableMetrics are a table's counters.
+type tableMetrics struct {
+	mask     uint32                     // stripes - 1
+	unknown  *methodMetrics             // UnknownMethod
+	invalid  *methodMetrics             // InvalidMethod
+	codes    [maxAppCodes]atomic.Int64  // the registry of other codes: 0 free, else code+1<<32
+	batches  []batchCounters            // by stripe
+	refusals [refuseKinds]atomic.Uint64 // by limit; rare: not striped
+}
+
+// stripes is the number of stripes of every counter: the number of
+// CPUs, rounded up to a power of two, at most 32.
+var stripes = func() int {
+	n := min(runtime.GOMAXPROCS(0), 32)
+	return 1 << bits.Len(uint(n-1))
+}()
+
+// stripeSeq hands each dispatch state a stripe, in turn.
+var stripeSeq atomic.Uint32
+
+func newTableMetrics() *tableMetrics {
+	tm := &tableMetrics{mask: uint32(stripes - 1), batches: make([]batchCounters, stripes)}
+	tm.unknown = newMethodMetrics(UnknownMethod, false)
+	tm.invalid = newMethodMetrics(InvalidMethod, false)
+	return tm
+}
+
+func newMethodMetrics(name string, blocking bool) *methodMetrics {
+	return &methodMetrics{name: name, blocking: blocking, stripes: make([]callCounters, stripes)}
+}
+
+// slot returns the handled counter of code.
+func (tm *tableMetrics) slot(code Code) int {
+	switch {
+	case code == 0:
+		return slotOK
+	case code == CodeParseError:
+		return slotReserved
+	case code <= -32600 && code >= -32603:
+		return slotReserved + 1 + int(-32600-code)
+	case code <= -32000 && code > -32000-serverSlotsOf:
+		return slotServer + int(-32000-code)
+	}
+	key := int64(code) + 1<<32 // never 0
+	for i := range tm.codes {
+		c := &tm.codes[i]
+		v := c.Load()
+		if v == 0 && c.CompareAndSwap(0, key) {
+			return slotApp + i
+		}
+		if v == key || v == 0 && c.Load() == key {
+			return slotApp + i
+		}
+	}
+	return slotOther
+}
+
+// slotCode returns the code of slot i, and false for the "other" slot or
+// a free one.
+func (tm *tableMetrics) slotCode(i int) (Code, bool) {
+	switch {
+	case i == slotOK:
+		return 0, true
+	case i == slotReserved:
+		return CodeParseError, true
+	case i < slotServer:
+		return Code(-32600 - (i - slotReserved - 1)), true
+	case i < slotApp:
+		return Code(-32000 - (i - slotServer)), true
+	case i < slotOther:
+		v := tm.codes[i-slotApp].Load()
+		return Code(v - 1<<32), v != 0
+	}
+	return 0, false
+}
+
+// started counts a call of mm, a blocking method, started on stripe s.
+func (mm *methodMetrics) started(s uint32) { mm.stripes[s].started.Add(1) }
+
+// handled counts a call of mm finished on stripe s with code after d ns.
+func (tm *tableMetrics) handled(mm *methodMetrics, s uint32, code Code, d int64) {
+	c := &mm.stripes[s]
+	c.codes[tm.slot(code)].Add(1)
+	c.buckets[bucketOf(d)].Add(1)
+	if d > 0 {
+		c.sum.Add(uint64(d))
+	}
+}
+
+// bucketOf returns the duration bucket of d ns.
+func bucketOf(d int64) int {
+	b := 0
+	for b < len(durationBounds) && d > durationBounds[b] {
+		b++
+	}
+	return b
+}
+
+// tally adds up the successful calls of one method in a burst of
+// messages given one Pending — an event loop's, used by one goroutine —
+// without atomics; flush adds them to the method's counters. A burst
+// of pipelined calls then costs the counters a few atomic adds, not
+// three per call.
+type tally struct {
+	mm      *methodMetrics // the method tallied; nil when empty
+	stripe  uint32
+	n, sum  uint64
+	touched uint32 // buckets with calls, by bit
+	buckets [len(durationBounds) + 1]uint32
+}
+
+// add tallies a successful call of mm on stripe s that took d ns.
+func (y *tally) add(mm *methodMetrics, s uint32, d int64) {
+	if y.mm != mm || y.stripe != s {
+		y.flush()
+		y.mm, y.stripe = mm, s
+	}
+	b := bucketOf(d)
+	y.n++
+	y.sum += uint64(max(d, 0))
+	y.buckets[b]++
+	y.touched |= 1 << b
+}
+
+// flush adds the tally to its method's counters and empties it.
+func (y *tally) flush() {
+	mm := y.mm
+	if mm == nil {
+		return
+	}
+	c := &mm.stripes[y.stripe]
+	c.codes[slotOK].Add(y.n)
+	c.sum.Add(y.sum)
+	for t := y.touched; t != 0; t &= t - 1 {
+		b := bits.TrailingZeros32(t)
+		c.buckets[b].Add(uint64(y.buckets[b]))
+		y.buckets[b] = 0
+	}
+	y.mm, y.n, y.sum, y.touched = nil, 0, 0, 0
+}
+
+// batch counts a batch of n elements on stripe s.
+func (tm *tableMetrics) batch(s uint32, n int) {
+	c := &tm.batches[s]
+	c.n.Add(1)
+	b := 0
+	for b < len(batchBounds) && int64(n) > batchBounds[b] {
+		b++
+	}
+	c.sizes[b].Add(1)
+	c.sum.Add(uint64(n))
+}
+
+// refused counts a refusal for the limit kind.
+func (t *Table) refused(kind int) {
+	if o := t.obs; o != nil && o.metrics != nil {
+		o.metrics.refusals[kind].Add(1)
+	}
+}
+
+// MethodMetrics is what a table counted of one method's calls since it
+// was made (Table.Metrics). Every call counts: requests, notifications
+// (with the code their reply would have had) and each batch element.
+type MethodMetrics struct {
+	// Method is the registered name, UnknownMethod or InvalidMethod.
+	Method string
+	// Started counts the calls that began: found in a message and
+	// planned. Started minus the sum of Handled is the calls in progress
+	// (queued for a worker, or running).
+	Started uint64
+	// Handled counts the finished calls by the code of their reply: 0
+	// for a result. Only codes seen are listed, in increasing order of
+	// code, success first.
+	Handled []CodeCount
+	// Duration is the histogram of the calls' handling time: from when a
+	// call began to run — its checks, then its method — to when its
+	// reply was written; the wait for a worker is not part of it. A call
+	// answered at its deadline counts its time until then; one answered
+	// without running (busy, a batch over its reply limit) counts 0.
+	Duration Histogram
+}
+
+// CodeCount is the count of one code in MethodMetrics.Handled.
+type CodeCount struct {
+	// Code is the JSON-RPC code, 0 for success. Meaningless when Other.
+	Code Code
+	// Other is set for the calls with codes beyond the first 32 distinct
+	// ones outside the reserved ranges that the table has seen: they are
+	// counted together, so that the number of codes stays bounded.
+	Other bool
+	// Count is the number of calls.
+	Count uint64
+}
+
+// Histogram is a distribution: Buckets[i] counts the observations at
+// most the i-th bound (DurationBuckets, BatchSizeBuckets) and above the
+// one before; the last bucket counts those above every bound. Count is
+// the sum of Buckets.
+type Histogram struct {
+	Count   uint64
+	Sum     float64 // seconds for durations, elements for batch sizes
+	Buckets []uint64
+}
+
+// BatchMetrics is what a table counted of its batches (Table.Metrics).
+type BatchMetrics struct {
+	// Sizes is the histogram of their sizes in elements; Sizes.Count is
+	// the number of batches. A batch too long to run counts with its
+	// length.
+	Sizes Histogram
+}
+
+// LimitRefusals counts the calls and messages a table refused for a
+// limit, since it was made (Table.LimitRefusals).
+type LimitRefusals struct {
+	// Rate: calls answered CodeLimitExceeded by the rate limits.
+	Rate uint64
+	// RateDropped: notifications the rate limits dropped.
+	RateDropped uint64
+	// Concurrency: calls answered CodeServerBusy for a method's
+	// MaxConcurrent.
+	Concurrency uint64
+	// Subscriptions: subscribe calls answered CodeTooManySubscriptions.
+	Subscriptions uint64
+	// ResponseSize: replies replaced by CodeResponseTooLarge
+	// (MaxResponseSize, MaxBatchResponseSize).
+	ResponseSize uint64
+	// BatchLength: batches longer than MaxBatch, refused whole.
+	BatchLength uint64
+}
+
+// Metrics calls fn with the metrics of each of the table's methods, in
+// name order, then UnknownMethod's and InvalidMethod's, and returns the
+// batch metrics; it reports false, calling nothing, when the table was
+// made without Options.Metrics. The *MethodMetrics given to fn is
+// reused: it is valid until fn returns. Safe from any goroutine, at any
+// time; counters read while calls run may be a few calls apart.
+func (t *Table) Metrics(fn func(*MethodMetrics)) (BatchMetrics, bool) {
+	o := t.obs
+	if o == nil || o.metrics == nil {
+		return BatchMetrics{}, false
+	}
+	tm := o.metrics
+	t.mu.Lock()
+	ms := make([]*methodMetrics, 0, len(t.methods)+2)
+	for _, m := range t.methods {
+		if m.stats != nil {
+			ms = append(ms, m.stats)
+		}
+	}
+	t.mu.Unlock()
+	sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
+	ms = append(ms, tm.unknown, tm.invalid)
+	var mm MethodMetrics
+	mm.Duration.Buckets = make([]uint64, len(durationBounds)+1)
+	var codes [codeSlots]uint64
+	for _, s := range ms {
+		mm.Method, mm.Started, mm.Handled = s.name, 0, mm.Handled[:0]
+		clear(codes[:])
+		clear(mm.Duration.Buckets)
+		var sum, started uint64
+		for i := range s.stripes {
+			c := &s.stripes[i]
+			sum += c.sum.Load()
+			for k := range codes {
+				codes[k] += c.codes[k].Load()
+			}
+			for k := range mm.Duration.Buckets {
+				mm.Duration.Buckets[k] += c.buckets[k].Load()
+			}
+		}
+		for i := range s.stripes {
+			// After the ends: a call counts its start before its end, so
+			// the starts read now are never fewer than the ends read.
+			started += s.stripes[i].started.Load()
+		}
+		other := uint64(0)
+		for k, n := range codes {
+			if n == 0 {
+				continue
+			}
+			code, ok := tm.slotCode(k)
+			if !ok {
+				other += n
+				continue
+			}
+			mm.Handled = append(mm.Handled, CodeCount{Code: code, Count: n})
+		}
+		sort.Slice(mm.Handled, func(i, j int) bool {
+			a, b := mm.Handled[i].Code, mm.Handled[j].Code
+			return a == 0 || b != 0 && a < b
+		})
+		if other > 0 {
+			mm.Handled = append(mm.Handled, CodeCount{Other: true, Count: other})
+		}
+		mm.Duration.Count = 0
+		for _, n := range mm.Duration.Buckets {
+			mm.Duration.Count += n
+		}
+		mm.Started = mm.Duration.Count // an inline call starts and ends in one go
+		if s.blocking {
+			mm.Started = started
+		}
+		mm.Duration.Sum = float64(sum) / 1e9
+		fn(&mm)
+	}
+	var b BatchMetrics
+	b.Sizes.Buckets = make([]uint64, len(batchBounds)+1)
+	var sum uint64
+	for i := range tm.batches {
+		c := &tm.batches[i]
+		for k := range b.Sizes.Buckets {
+			b.Sizes.Buckets[k] += c.sizes[k].Load()
+		}
+		sum += c.sum.Load()
+	}
+	for _, n := range b.Sizes.Buckets {
+		b.Sizes.Count += n
+	}
+	b.Sizes.Sum = float64(sum)
+	return b, true
+}
+
+// LimitRefusals returns the refusals the table counted, by limit. The
+// counts of the rate and subscription limits are kept whether or not
+// Options.Metrics is set; the others only with it. Safe from any goroutine.
+func (t *Table) LimitRefusals() LimitRefusals {
+	var r LimitRefusals
+	r.Rate, r.RateDropped = t.RateLimited()
+	r.Subscriptions = t.subscriptionsRefused()
+	if o := t.obs; o != nil && o.metrics != nil {
+		n := &o.metrics.refusals
+		r.Concurrency = n[refuseConcurrency].Load()
+		r.ResponseSize = n[refuseResponseSize].Load()
+		r.BatchLength = n[refuseBatchLength].Load()
+	}
+	return r
+}
+
+// MetricsEnabled reports whether the table counts its calls
+// (Options.Metrics).
+func (t *Table) MetricsEnabled() bool { return t.obs != nil && t.obs.metrics != nil }

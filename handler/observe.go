@@ -1,0 +1,291 @@
+package handler
+
+// NOTE: what a table observes of its calls — metrics (metrics.go) and
+// the access log — hangs on one pointer, Table.obs, nil unless one of
+// them is on: a table without them pays a nil check per message. Each
+// call's outcome is noted where its reply is final: st.code after a
+// single request's dispatch, element.code for batch elements, recorded
+// by whoever ran them and read by the caller once it joins them (a late
+// element's code is the caller's CodeDeadline: the worker that still
+// runs it owns its element). The clock is read once per message and
+// once per batch element when the observer is on, never when it is off.
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+	"unicode/utf8"
+	_ "unsafe" // go:linkname
+
+	"github.com/jetrpc/jetrpc/parser"
+)
+
+// AccessLog configures the access log of a table (Options.AccessLog):
+// one record per message — a call or notification with its method, id,
+// code, duration, transport and remote address; a batch with its
+// number of elements and of errors — at Info for the sampled ones and
+// at Warn for the slow ones.
+type AccessLog struct {
+	// Logger receives the records; nil means no access log.
+	Logger *slog.Logger
+	// Sample is the share of messages logged, from 0 (none: only the
+	// slow ones) to 1 (all).
+	Sample float64
+	// Slow: a message that took longer than this is logged at Warn
+	// ("jetrpc: slow call"), sampled or not; 0 means none.
+	Slow time.Duration
+}
+
+// on reports whether a logs anything.
+func (a *AccessLog) on() bool { return a.Logger != nil && (a.Sample > 0 || a.Slow > 0) }
+
+// WithAccessLog sets Options.AccessLog.
+func WithAccessLog(a AccessLog) Option { return func(o *Options) { o.AccessLog = a } }
+
+// WithMetrics sets Options.Metrics.
+func WithMetrics(on bool) Option { return func(o *Options) { o.Metrics = on } }
+
+// observer is what a table observes of its calls; a table has one only
+// when something is observed.
+type observer struct {
+	metrics *tableMetrics // nil without Options.Metrics
+	log     *AccessLog    // nil without an access log
+}
+
+// newObserver returns the observer of opts, or nil when nothing is
+// observed.
+func newObserver(opts *Options) *observer {
+	o := &observer{}
+	if opts.Metrics {
+		o.metrics = newTableMetrics()
+	}
+	if opts.AccessLog.on() {
+		a := opts.AccessLog
+		o.log = &a
+	}
+	if o.metrics == nil && o.log == nil {
+		return nil
+	}
+	return o
+}
+
+// nanotime reads the monotonic clock, in ns: the runtime's own clock,
+// which the runtime keeps linkable for the packages that read it so
+// (go.dev/issue/67401); time.Since costs a sixth more around it, and it
+// is read for every message observed.
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+// of returns the counters of a call of m for r.
+func (tm *tableMetrics) of(r *parser.Request, m *method) *methodMetrics {
+	switch {
+	case m != nil:
+		return m.stats
+	case r == nil || !r.Err.OK():
+		return tm.invalid
+	}
+	return tm.unknown
+}
+
+// begin returns the start of a message's handling: now, or, for one of
+// a burst of messages given the same Pending, when the one before it
+// ended (see Pending.Fresh) — one clock reading per message.
+func begin(later *Pending) int64 {
+	if later != nil && later.clock != 0 {
+		return later.clock
+	}
+	return nanotime()
+}
+
+// start notes the start of the single request r, for m, in st: its
+// counters, and the start of a blocking method's call (an inline one's
+// start is counted with its end).
+func (o *observer) start(st *state, r *parser.Request, m *method) {
+	if tm := o.metrics; tm != nil {
+		st.cur = tm.of(r, m)
+		if m != nil && !m.inline {
+			st.cur.started(st.stripe)
+		}
+	}
+}
+
+// startElems notes the start of the elements of a batch: those of
+// blocking methods are counted (an inline call's start is counted with
+// its end).
+func (o *observer) startElems(st *state) {
+	if tm := o.metrics; tm != nil {
+		for i := range st.elems {
+			if e := &st.elems[i]; e.blocking() {
+				e.m.stats.started(st.stripe)
+			}
+		}
+	}
+}
+
+// kept notes the start of the calls of a message deferred to a
+// Pending: it is run (Pending.Run) or answered busy later.
+func (o *observer) kept(st *state) {
+	if st.msg.Kind == parser.KindSingle {
+		o.start(st, st.req, st.single)
+		return
+	}
+	o.startElems(st)
+}
+
+// elem notes the outcome of a batch element: code, after d ns.
+func (o *observer) elem(st *state, e *element, code Code, d int64) {
+	if code != 0 {
+		st.errs++
+	}
+	if tm := o.metrics; tm != nil {
+		tm.handled(tm.of(&e.req, e.m), st.stripe, code, d)
+	}
+}
+
+// endSingle notes the outcome of the single request r started with
+// start: st.code. It returns the time it ended.
+func (o *observer) endSingle(ctx context.Context, st *state, r *parser.Request) int64 {
+	now := nanotime()
+	o.done(ctx, st, r, now-st.t0)
+	return now
+}
+
+// endBurst is endSingle for a message of a burst given one Pending,
+// whose successes p's tally adds up until the burst ends (Flush).
+func (o *observer) endBurst(ctx context.Context, st *state, r *parser.Request, p *Pending) int64 {
+	now := nanotime()
+	d := now - st.t0
+	if st.code != 0 || o.metrics == nil || st.cur == nil {
+		o.done(ctx, st, r, d)
+		return now
+	}
+	p.tally.add(st.cur, st.stripe, d)
+	if o.log != nil && o.log.wants(d) {
+		o.log.call(ctx, st, r, d)
+	}
+	return now
+}
+
+// done notes the outcome of the single request r, st.code, after d ns.
+func (o *observer) done(ctx context.Context, st *state, r *parser.Request, d int64) {
+	if tm := o.metrics; tm != nil && st.cur != nil {
+		tm.handled(st.cur, st.stripe, st.code, d)
+	}
+	if o.log != nil && o.log.wants(d) {
+		o.log.call(ctx, st, r, d)
+	}
+}
+
+// fault notes a message answered whole before any method: not JSON, not
+// a request, or a batch too long (n elements).
+func (o *observer) fault(ctx context.Context, st *state, code Code, n int) {
+	if tm := o.metrics; tm != nil {
+		tm.handled(tm.invalid, st.stripe, code, 0)
+		if n > 0 {
+			tm.batch(st.stripe, n)
+			tm.refusals[refuseBatchLength].Add(1)
+		}
+	}
+	if o.log != nil && o.log.wants(0) {
+		st.code = code
+		o.log.call(ctx, st, nil, 0)
+	}
+}
+
+// endBatch notes the end of a batch of n elements, whose elements were
+// noted (elem).
+func (o *observer) endBatch(ctx context.Context, st *state, n int) {
+	if tm := o.metrics; tm != nil {
+		tm.batch(st.stripe, n)
+	}
+	if o.log != nil {
+		if d := nanotime() - st.t0; o.log.wants(d) {
+			o.log.batch(ctx, st, n, d)
+		}
+	}
+}
+
+// wants reports whether a message of d ns is logged: slow, or sampled.
+func (a *AccessLog) wants(d int64) bool {
+	if a.Slow > 0 && d > int64(a.Slow) {
+		return true
+	}
+	return a.Sample >= 1 || a.Sample > 0 && rand.Float64() < a.Sample
+}
+
+// level is the record's level: Warn for a slow message.
+func (a *AccessLog) level(d int64) (slog.Level, bool) {
+	if a.Slow > 0 && d > int64(a.Slow) {
+		return slog.LevelWarn, true
+	}
+	return slog.LevelInfo, false
+}
+
+// maxLogged bounds the method names and ids an access log record
+// carries, in bytes.
+const maxLogged = 128
+
+// clip returns s, or its first maxLogged bytes or fewer — whole
+// characters — and "…".
+func clip[T ~string | ~[]byte](s T) string {
+	if len(s) <= maxLogged {
+		return string(s)
+	}
+	n := maxLogged
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return string(s[:n]) + "…"
+}
+
+// call logs a single request r (nil for a fault of the whole message).
+func (a *AccessLog) call(ctx context.Context, st *state, r *parser.Request, d int64) {
+	level, slow := a.level(d)
+	msg := "jetrpc: call"
+	if slow {
+		msg = "jetrpc: slow call"
+	}
+	attrs := make([]slog.Attr, 0, 7)
+	method := ""
+	switch {
+	case r == nil:
+	case st.cur != nil && st.cur.name != UnknownMethod && st.cur.name != InvalidMethod:
+		method = clip(st.cur.name)
+	case r.MethodEscaped:
+		method = clip(r.AppendMethod(nil))
+	default:
+		method = clip(r.Method)
+	}
+	attrs = append(attrs, slog.String("method", method))
+	if r != nil && r.Notification && r.Err.OK() {
+		attrs = append(attrs, slog.Bool("notification", true))
+	} else if r != nil && len(r.ID) > 0 {
+		attrs = append(attrs, slog.String("id", clip(r.ID)))
+	}
+	attrs = append(attrs, slog.Int("code", int(st.code)), slog.Duration("duration", time.Duration(d)))
+	a.Logger.LogAttrs(ctx, level, msg, callerAttrs(ctx, attrs)...)
+}
+
+// batch logs a batch of n elements.
+func (a *AccessLog) batch(ctx context.Context, st *state, n int, d int64) {
+	level, slow := a.level(d)
+	msg := "jetrpc: batch"
+	if slow {
+		msg = "jetrpc: slow batch"
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs, slog.Int("elements", n), slog.Int("errors", st.errs), slog.Duration("duration", time.Duration(d)))
+	a.Logger.LogAttrs(ctx, level, msg, callerAttrs(ctx, attrs)...)
+}
+
+// callerAttrs appends the transport and remote address of ctx's call.
+func callerAttrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
+	m := MetaFrom(ctx)
+	attrs = append(attrs, slog.String("transport", m.Transport.String()))
+	if m.Remote != nil {
+		attrs = append(attrs, slog.String("remote", m.Remote.String()))
+	}
+	return attrs
+}
