@@ -1,0 +1,375 @@
+package openrpc
+
+// NOTE: the generator turns Go types into JSON Schemas with
+// github.com/invopop/jsonschema, then corrects what that library does
+// otherwise than jetrpc's table and encoding/json:
+//
+//   - Mapper (mapType) decides the types that reflection must not look
+//     into: WithTypeSchema's, handler.Raw and json.RawMessage, types that
+//     encode themselves;
+//   - Namer (typeName) gives every named Go type one component name,
+//     unique in the document (the library keys its definitions by bare
+//     type name, which two packages may share);
+//   - fix walks each schema beside its Go type: the library reflects a *T
+//     as T, so fix makes pointers nullable, and it sets each object's
+//     required list by the table's rule (jsonFields).
+//
+// The library writes references as #/$defs/NAME, which the encoded text
+// turns into #/components/schemas/NAME (schemaJSON).
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/jetrpc/jetrpc/handler"
+)
+
+var (
+	rawType            = reflect.TypeFor[handler.Raw]()
+	rawMessageType     = reflect.TypeFor[json.RawMessage]()
+	timeType           = reflect.TypeFor[time.Time]()
+	appenderType       = reflect.TypeFor[handler.JSONAppender]()
+	marshalerType      = reflect.TypeFor[json.Marshaler]()
+	unmarshalerType    = reflect.TypeFor[json.Unmarshaler]()
+	textMarshalerType  = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarshalType  = reflect.TypeFor[encoding.TextUnmarshaler]()
+	customSchemaType   = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
+	aliasSchemaType    = reflect.TypeFor[interface{ JSONSchemaAlias() any }]()
+	definitionsRef     = []byte(`"$ref":"#/$defs/`)
+	componentsRef      = []byte(`"$ref":"#/components/schemas/`)
+	anySchemaText      = []byte("true")
+	nullSchema         = &jsonschema.Schema{Type: "null"}
+	minimumUnsignedInt = json.Number("0")
+)
+
+// generator makes the schemas of one document. Not safe for concurrent
+// use.
+type generator struct {
+	r     *jsonschema.Reflector
+	types map[reflect.Type]json.RawMessage // WithTypeSchema
+	names map[reflect.Type]string          // the component name of each named type seen
+	owner map[string]reflect.Type          // names, inverted
+	defs  map[string]*jsonschema.Schema    // the components made so far, fixed
+}
+
+func newGenerator(types map[reflect.Type]json.RawMessage) *generator {
+	g := &generator{
+		types: types,
+		names: map[reflect.Type]string{},
+		owner: map[string]reflect.Type{},
+		defs:  map[string]*jsonschema.Schema{},
+	}
+	g.r = &jsonschema.Reflector{
+		Anonymous:                  true, // no $id
+		AllowAdditionalProperties:  true, // the table ignores unknown members
+		RequiredFromJSONSchemaTags: true, // required lists are fix's
+		Mapper:                     g.mapType,
+		Namer:                      g.typeName,
+	}
+	return g
+}
+
+// schema returns the schema of t, its components added to g.defs.
+func (g *generator) schema(t reflect.Type) *jsonschema.Schema {
+	root := g.r.ReflectFromType(t)
+	defs := root.Definitions
+	root.Definitions, root.Version, root.ID = nil, "", ""
+	var added []string
+	for name, def := range defs {
+		if _, ok := g.defs[name]; !ok {
+			g.defs[name] = def
+			added = append(added, name)
+		}
+	}
+	for _, name := range added {
+		if owner := g.owner[name]; owner != nil {
+			g.defs[name] = g.fix(g.defs[name], owner)
+		}
+	}
+	return g.fix(root, t)
+}
+
+// schemaText returns the schema of t as JSON text.
+func (g *generator) schemaText(t reflect.Type) (json.RawMessage, error) {
+	return schemaJSON(g.schema(t))
+}
+
+// defText returns the component name as JSON text.
+func (g *generator) defText(name string) (json.RawMessage, bool) {
+	s, ok := g.defs[name]
+	if !ok {
+		return nil, false
+	}
+	text, err := schemaJSON(s)
+	return text, err == nil
+}
+
+// properties returns the schemas of the properties of the struct type t,
+// by name, as JSON text.
+func (g *generator) properties(t reflect.Type) (map[string]json.RawMessage, error) {
+	s := g.schema(t)
+	if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok {
+		s = g.defs[name]
+	}
+	out := map[string]json.RawMessage{}
+	if s == nil || s.Properties == nil {
+		return out, nil
+	}
+	for name, p := range s.Properties.FromOldest() {
+		text, err := schemaJSON(p)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = text
+	}
+	return out, nil
+}
+
+// schemaJSON encodes s, its references pointing into components.schemas.
+func schemaJSON(s *jsonschema.Schema) (json.RawMessage, error) {
+	text, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.ReplaceAll(text, definitionsRef, componentsRef), nil
+}
+
+// mapType is the Reflector's Mapper: the schema of the types that are
+// not to be reflected (t is never a pointer), or nil.
+func (g *generator) mapType(t reflect.Type) *jsonschema.Schema {
+	if text, ok := g.types[t]; ok {
+		s := new(jsonschema.Schema)
+		if err := json.Unmarshal(text, s); err != nil { // checked by WithTypeSchema
+			panic(err)
+		}
+		return s
+	}
+	switch t {
+	case rawType, rawMessageType:
+		return &jsonschema.Schema{} // any JSON value
+	case timeType:
+		return nil // the library's date-time string
+	}
+	if implements(t, customSchemaType) || implements(t, aliasSchemaType) {
+		return nil // the type gives its own schema to the library
+	}
+	switch {
+	case implements(t, appenderType), implements(t, marshalerType), implements(t, unmarshalerType):
+		return &jsonschema.Schema{} // it writes (or reads) itself: any JSON value
+	case implements(t, textMarshalerType), implements(t, textUnmarshalType):
+		return &jsonschema.Schema{Type: "string"}
+	}
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return &jsonschema.Schema{Type: "integer", Minimum: minimumUnsignedInt}
+	case reflect.Complex64, reflect.Complex128, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return &jsonschema.Schema{} // not JSON (encoding/json fails on them): no constraint to state
+	}
+	return nil
+}
+
+// implements reports whether t or *t implements the interface it.
+func implements(t, it reflect.Type) bool {
+	return t.Implements(it) || reflect.PointerTo(t).Implements(it)
+}
+
+// typeName is the Reflector's Namer: a name, unique in the document, for
+// each named type; "" for the others.
+func (g *generator) typeName(t reflect.Type) string {
+	if t.Name() == "" {
+		return ""
+	}
+	if name, ok := g.names[t]; ok {
+		return name
+	}
+	name := sanitize(t.Name())
+	if _, taken := g.owner[name]; taken && t.PkgPath() != "" {
+		pkg := t.PkgPath()
+		pkg = pkg[strings.LastIndexByte(pkg, '/')+1:]
+		name = sanitize(pkg + "." + t.Name())
+	}
+	for i, base := 2, name; ; i++ {
+		if _, taken := g.owner[name]; !taken {
+			break
+		}
+		name = base + "_" + strconv.Itoa(i)
+	}
+	g.names[t], g.owner[name] = name, t
+	return name
+}
+
+// sanitize keeps the characters of a component name that OpenRPC tools
+// take in keys and references: letters, digits, '.', '-' and '_'.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// fix corrects the library's schema s of the Go type t: a pointer is
+// nullable, and an object's required properties are those the table
+// requires. References are left as they are (their components are fixed
+// on their own).
+func (g *generator) fix(s *jsonschema.Schema, t reflect.Type) *jsonschema.Schema {
+	if t.Kind() == reflect.Pointer {
+		return nullable(g.fix(s, t.Elem()))
+	}
+	if s == nil || s.Ref != "" {
+		return s
+	}
+	if _, mapped := g.types[t]; mapped || implements(t, customSchemaType) || implements(t, aliasSchemaType) {
+		return s // a schema given whole, not reflected
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if s.Items != nil {
+			s.Items = g.fix(s.Items, t.Elem())
+		}
+	case reflect.Map:
+		if s.AdditionalProperties != nil && s.AdditionalProperties != jsonschema.FalseSchema {
+			s.AdditionalProperties = g.fix(s.AdditionalProperties, t.Elem())
+		}
+		for k, p := range s.PatternProperties {
+			s.PatternProperties[k] = g.fix(p, t.Elem())
+		}
+	case reflect.Struct:
+		if s.Properties == nil {
+			return s // mapped or special (time.Time)
+		}
+		s.Required = nil
+		for _, f := range jsonFields(t) {
+			p, ok := s.Properties.Get(f.name)
+			if !ok {
+				continue
+			}
+			s.Properties.Set(f.name, g.fix(p, f.typ))
+			if f.required {
+				s.Required = append(s.Required, f.name)
+			}
+		}
+	}
+	return s
+}
+
+// nullable returns s or null.
+func nullable(s *jsonschema.Schema) *jsonschema.Schema {
+	if text, err := json.Marshal(s); err != nil || bytes.Equal(text, anySchemaText) {
+		return s // any value: null is one
+	}
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{s, nullSchema}}
+}
+
+// opaqueParams reports whether params of type t are any JSON value for
+// the table: the value verbatim, an interface, or a struct that decodes
+// itself.
+func opaqueParams(t reflect.Type) bool {
+	switch {
+	case t == rawType, t == rawMessageType, t.Kind() == reflect.Interface:
+		return true
+	case t.Kind() == reflect.Struct:
+		pt := reflect.PointerTo(t)
+		return pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalType)
+	}
+	return false
+}
+
+// jsonField is a field of a struct as encoding/json sees it.
+type jsonField struct {
+	name     string       // JSON name
+	typ      reflect.Type // Go type
+	required bool         // by the table's rule (handler.Register)
+	depth    int          // embedding depth
+	tagged   bool         // named by a json tag
+}
+
+// jsonFields lists the fields of the struct type t as encoding/json
+// encodes them: embedded structs flattened, of the fields with one name
+// the shallowest (then the tagged one) kept, none when that leaves
+// several. A field is required unless it is a pointer, a slice (Raw and
+// json.RawMessage are values, not lists), a map or an interface, or is
+// tagged omitempty or omitzero: the rule of handler.Register for params.
+func jsonFields(t reflect.Type) []jsonField {
+	var cands []jsonField
+	collectFields(t, 0, map[reflect.Type]bool{}, &cands)
+	type group struct{ best, n, depth int }
+	groups := map[string]*group{}
+	for i, c := range cands {
+		gr := groups[c.name]
+		switch {
+		case gr == nil:
+			groups[c.name] = &group{best: i, n: 1, depth: c.depth}
+		case c.depth < gr.depth:
+			*gr = group{best: i, n: 1, depth: c.depth}
+		case c.depth == gr.depth:
+			switch b := cands[gr.best]; {
+			case c.tagged && !b.tagged:
+				gr.best, gr.n = i, 1
+			case c.tagged == b.tagged:
+				gr.n++
+			}
+		}
+	}
+	var out []jsonField
+	for i, c := range cands {
+		if gr := groups[c.name]; gr.best == i && gr.n == 1 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// collectFields lists the candidate fields of t depth first, in the
+// order encoding/json uses. seen holds the embedded struct types on the
+// path, against embedding cycles.
+func collectFields(t reflect.Type, depth int, seen map[reflect.Type]bool, out *[]jsonField) {
+	if seen[t] {
+		return
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if sf.Anonymous && name == "" {
+			ft := sf.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collectFields(ft, depth+1, seen, out)
+				continue
+			}
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tagged := name != ""
+		if !tagged {
+			name = sf.Name
+		}
+		has := func(opt string) bool { return strings.Contains(","+opts+",", ","+opt+",") }
+		optional := has("omitempty") || has("omitzero")
+		switch sf.Type.Kind() {
+		case reflect.Pointer, reflect.Map, reflect.Interface:
+			optional = true
+		case reflect.Slice:
+			optional = optional || (sf.Type != rawType && sf.Type != rawMessageType)
+		}
+		*out = append(*out, jsonField{name: name, typ: sf.Type, required: !optional, depth: depth, tagged: tagged})
+	}
+}
