@@ -33,6 +33,7 @@ type conn struct {
 	gc    gnet.Conn  // immutable
 	loop  *loopState // the loop's scratch (a private one once the connection finishes off its loop: halfclose.go)
 	codec codec      // the protocol; nil until the first byte picks one
+	tport transport  // codec's transport, kept for the counters once the codec is released; 0 until the first byte
 
 	closing closeReason // why the connection closes once flushed; notClosing until closeAfterFlush
 	paused  bool        // too much unsent output, its own or the server's (budget.go): input is left unread
@@ -60,12 +61,17 @@ type conn struct {
 type closeReason uint8
 
 const (
-	notClosing       closeReason = iota
-	closeByClient                // the client asked: HTTP Connection: close, a WebSocket close frame
-	closeProtocol                // the client broke the protocol, or a message was too large
-	closeIdle                    // IdleTimeout
-	closeReadTimeout             // ReadTimeout: a message stayed incomplete
-	closeStopping                // the engine stops
+	notClosing        closeReason = iota
+	closeByClient                 // the client asked: HTTP Connection: close, a WebSocket close frame
+	closeProtocol                 // the client broke the protocol, or a message was too large
+	closeIdle                     // IdleTimeout
+	closeReadTimeout              // ReadTimeout: a message stayed incomplete
+	closeStopping                 // the engine stops
+	closeWriteTimeout             // WriteTimeout: the client read nothing
+	closePushQueue                // the client's server messages passed MaxPushQueue
+	closeBudget                   // chosen to keep the server within MaxOutputBudget
+	closeFlood                    // the client sent too much while held back
+	closeReasons                  // the number of reasons, for counting
 )
 
 // newConn makes the state of a connection accepted on the loop of ls.
@@ -77,6 +83,7 @@ func newConn(e *Engine, gc gnet.Conn, ls *loopState) *conn {
 	c.call.Meta.Remote, c.call.Meta.Local = gc.RemoteAddr(), gc.LocalAddr()
 	c.call.Meta.Quota = e.table.NewQuota() // the connection's rate limits, if the table has any
 	c.timer.lastActive.Store(e.now.Load())
+	e.stats.open[0].Add(1) // no transport yet (use)
 	return c
 }
 
@@ -88,10 +95,10 @@ func (c *conn) traffic() gnet.Action {
 		// A client that does not read its pushed messages (logged here, on
 		// the loop, where the connection's address is safe to read).
 		e.opts.Logger.Warn("jetrpc: client too slow to read its server messages: disconnected", "remote", c.remote())
-		return gnet.Close
+		return c.closeNow(closePushQueue)
 	}
 	if c.doomed.Load() && c.overBudget() {
-		return gnet.Close
+		return c.closeNow(closeBudget)
 	}
 	out := c.loop.out[:0]
 	if c.mail.pending() {
@@ -112,7 +119,7 @@ func (c *conn) traffic() gnet.Action {
 	case expiredWrite:
 		// The client has not read its replies for WriteTimeout: waiting
 		// for them to flush would wait forever.
-		return gnet.Close
+		return c.closeNow(closeWriteTimeout)
 	case expiredRead:
 		out = c.closeAfterFlush(out, closeReadTimeout) // slowloris: the message never completed
 	case expiredIdle:
@@ -135,6 +142,7 @@ func (c *conn) traffic() gnet.Action {
 	}
 	wrote := len(out) > 0
 	if wrote {
+		c.loop.stats.out[c.tport].Add(uint64(len(out)))
 		_, _ = gc.Write(out)
 		c.timer.lastActive.Store(now)
 	}
@@ -172,7 +180,7 @@ func (c *conn) traffic() gnet.Action {
 	hold := c.paused || in > 0 && !c.canRead()
 	if hold && in > e.opts.MaxMessageSize+e.opts.MaxHeaderSize+c.gateSlack() {
 		e.opts.Logger.Warn("jetrpc: client sent too much while its connection was held back: disconnected", "remote", c.remote())
-		return gnet.Close
+		return c.closeNow(closeFlood)
 	}
 	if hold || c.gate.off {
 		c.gateInput(hold, pending, wrote)
@@ -214,7 +222,9 @@ func (c *conn) serve(out []byte) []byte {
 		c.codec.release()
 		c.use(next) // an upgrade: the rest is the next protocol's
 	}
+	c.loop.pending.Flush() // the read's calls into the table's counters; the next read's handling times start afresh
 	if used > 0 {
+		c.loop.stats.in[c.tport].Add(uint64(used))
 		_, _ = gc.Discard(used) // never Discard(0): that discards everything
 	}
 	return out
@@ -233,7 +243,12 @@ func sniff(first byte) codec {
 // use makes k the connection's codec.
 func (c *conn) use(k codec) {
 	c.codec = k
-	c.call.Meta.Transport = k.transport().meta()
+	t := k.transport()
+	open := &c.e.stats.open
+	open[c.tport].Add(-1)
+	open[t].Add(1)
+	c.tport = t
+	c.call.Meta.Transport = t.meta()
 	k.open(c)
 }
 
@@ -265,6 +280,15 @@ func (c *conn) closeAfterFlush(out []byte, why closeReason) []byte {
 	return out
 }
 
+// closeNow returns gnet.Close, noting why the connection closes unless
+// a reason was given before.
+func (c *conn) closeNow(why closeReason) gnet.Action {
+	if c.closing == notClosing {
+		c.closing = why
+	}
+	return gnet.Close
+}
+
 // remote is the client's address, for logs.
 func (c *conn) remote() string {
 	if a := c.gc.RemoteAddr(); a != nil {
@@ -280,7 +304,9 @@ func (c *conn) wakeLoop() { _ = c.gc.Wake(nil) }
 // pushes, and ends its context. Event loop only, from OnClose (or the
 // goroutine of a connection finishing off its loop).
 func (c *conn) release() {
-	c.mail.close()
+	if n := c.mail.close(); n > 0 {
+		c.e.stats.pushDrops.Add(n)
+	}
 	if c.held.Load() != 0 {
 		c.setHeld(0)
 	}

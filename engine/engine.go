@@ -55,6 +55,7 @@ type Engine struct {
 	now      atomic.Int64 // coarse clock (unix nanos), set by the ticker
 	maxConns int          // MaxConns, lowered to what the file descriptor limit allows
 	budget   budget       // MaxOutputBudget: the bytes held for all connections (budget.go)
+	stats    engineStats  // the counters of Stats (stats.go)
 
 	acceptWG sync.WaitGroup
 	tickDone chan struct{}
@@ -326,6 +327,8 @@ func (e *Engine) forget(c *conn) {
 	delete(e.waiters, c)
 	e.mu.Unlock()
 	e.nconns.Add(-1)
+	e.stats.open[c.tport].Add(-1)
+	e.stats.closed[c.closing].Add(1)
 }
 
 // setWaiter adds c to, or removes it from, the connections the ticker
@@ -347,7 +350,7 @@ func (e *Engine) loopOf(el gnet.EventLoop) *loopState {
 	defer e.mu.Unlock()
 	ls := e.loops[el]
 	if ls == nil {
-		ls = &loopState{}
+		ls = &loopState{stats: new(loopStats)}
 		e.loops[el] = ls
 	}
 	return ls

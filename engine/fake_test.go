@@ -63,7 +63,7 @@ func newFakeConnOf(t testing.TB, tab *handler.Table, opts ...Option) (*conn, *fa
 	e := New(tab, opts...)
 	e.baseCtx = context.Background()
 	fc := &fakeConn{}
-	cs := newConn(e, fc, &loopState{})
+	cs := newConn(e, fc, &loopState{stats: new(loopStats)})
 	return cs, fc
 }
 

@@ -48,7 +48,7 @@ func (c *conn) finishesAfterEOF(err error) bool {
 		rest = pool.Requests.Get()
 		rest.B = append(rest.B, in...)
 	}
-	c.loop = &loopState{} // the loop's scratch stays the loop's
+	c.loop = &loopState{stats: c.loop.stats} // the loop's scratch stays the loop's; its counters are shared
 	c.mail.shut.Store(true)
 	wake := make(chan struct{}, 1)
 	c.mail.mu.Lock()
@@ -79,6 +79,7 @@ func (c *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct{
 		if rest != nil && off < len(rest.B) && c.canRead() {
 			var used int
 			out, used, _ = c.codec.serve(c, rest.B[off:], out) // HTTP or a stream: no upgrade
+			c.loop.pending.Flush()
 			off += used
 		}
 		if len(out) > 0 {

@@ -182,15 +182,27 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.origin)
 	case string(r.Method) == "POST": // a body over MaxMessageSize
 		keep = false
+		e.stats.tooLarge.Add(1)
 		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.origin)
 	case handler.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
 		out = appendHealth(out, keep, r.Minor, h.origin)
+	case e.pageFor(r.Method, r.Target) != nil:
+		if e.opts.Authorize != nil {
+			c.call.Meta.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)
+			if status := c.authorize(); status != 0 {
+				out = appendStatus(out, status, keep, r.Minor, h.origin)
+				break
+			}
+		}
+		out = h.page(c, out, e.pageFor(r.Method, r.Target), keep)
 	case e.opts.CORS.Enabled() && isPreflight(r, h.head):
 		out = appendPreflight(c, out, r, keep)
 	default:
 		out = appendStatus(out, http1.StatusMethodNotAllowed, keep, r.Minor, h.origin)
 	}
-	out = h.emit(c, out, mark)
+	if len(out) > mark { // a page's response is held already
+		out = h.emit(c, out, mark)
+	}
 	if !keep {
 		out = c.closeAfterFlush(out, closeByClient)
 	}
@@ -235,6 +247,12 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 // refuse answers a malformed request with status (the connection then
 // closes).
 func (h *httpCodec) refuse(c *conn, out []byte, status int, keep bool, minor int) []byte {
+	switch status {
+	case http1.StatusPayloadTooLarge:
+		c.e.stats.tooLarge.Add(1)
+	case http1.StatusHeaderTooLarge:
+		c.e.stats.headTooLarge.Add(1)
+	}
 	mark := len(out)
 	out = appendStatus(out, status, keep, minor, "")
 	return h.emit(c, out, mark)

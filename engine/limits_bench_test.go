@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +38,8 @@ func BenchmarkConn_limits(b *testing.B) {
 			{"on", []handler.Option{handler.WithCallTimeout(30 * time.Second), handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9})}},
 			{"on+conn", []handler.Option{handler.WithCallTimeout(30 * time.Second),
 				handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9, ConnRate: 1e9, ConnBurst: 1e9})}},
+			{"metrics", []handler.Option{handler.WithMetrics(true)}},
+			{"metrics+log", []handler.Option{handler.WithMetrics(true), handler.WithAccessLog(handler.AccessLog{Logger: slog.New(slog.DiscardHandler), Slow: time.Hour})}},
 		} {
 			b.Run(c.name+"/"+cfg.name, func(b *testing.B) {
 				tab := handler.NewTable(cfg.opts...)

@@ -88,17 +88,25 @@ func (e *Engine) accept(ln net.Listener) {
 		if f := e.opts.AcceptConn; f != nil && !f(nc.RemoteAddr()) {
 			e.opts.Logger.Debug("jetrpc: connection refused", "remote", nc.RemoteAddr().String())
 			_ = nc.Close() // before gnet or the engine holds anything of it
+			e.stats.refusedAddr.Add(1)
 			continue
 		}
-		if e.nconns.Add(1) > int64(e.maxConns) || e.draining.Load() {
+		if n := e.nconns.Add(1); n > int64(e.maxConns) || e.draining.Load() {
 			e.nconns.Add(-1) // over the limit (counted across listeners): refused at once
 			_ = nc.Close()
+			if n > int64(e.maxConns) {
+				e.stats.refusedMax.Add(1)
+			} else {
+				e.stats.refusedStop.Add(1)
+			}
 			continue
 		}
 		if _, err := e.cli.EnrollContext(nc, nil); err != nil {
 			e.nconns.Add(-1)
 			e.opts.Logger.Warn("jetrpc: cannot enroll a connection", "err", err)
+			continue
 		}
+		e.stats.accepted.Add(1)
 	}
 }
 

@@ -28,7 +28,7 @@ func (ev *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if e.draining.Load() {
 		// Accepted while Stop ran, after it listed the connections to
 		// wake: close it now rather than leave it to the idle timeout.
-		return nil, gnet.Close
+		return nil, c.closeNow(closeStopping)
 	}
 	return nil, gnet.None
 }
@@ -65,6 +65,7 @@ type loopState struct {
 	out     []byte          // replies of one OnTraffic, written with one Write
 	pending handler.Pending // given to every DispatchInline: a deferred message until a job Takes it, and the dispatch's scratch between calls
 	guess   replyGuess      // the size of the last inline reply, to reserve its head
+	stats   *loopStats      // the loop's counters (stats.go); shared with the private scratch of a connection finishing off the loop
 }
 
 // maxLoopBuffer: a loop's scratch buffer larger than this is dropped.

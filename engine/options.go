@@ -109,6 +109,9 @@ type Options struct {
 	// HealthPath is where HTTP GET answers 200 {"status":"ok"}; "" means
 	// DefaultHealthPath.
 	HealthPath string
+	// Pages are documents served on HTTP GET of their paths, beside
+	// JSON-RPC (see Page); none by default.
+	Pages []Page
 	// WSPath is where an HTTP GET with Upgrade: websocket becomes a
 	// WebSocket (RFC 6455); "" means DefaultWSPath. Each text or binary
 	// message is one JSON-RPC message or batch; every reply and every

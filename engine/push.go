@@ -62,9 +62,9 @@ func (m *mailbox) takeDone() *job {
 	return prev
 }
 
-// close drops the finished work and the pushes; what arrives later is
-// dropped too.
-func (m *mailbox) close() {
+// close drops the finished work and the pushes, and returns the number
+// of pushes dropped; what arrives later is dropped too.
+func (m *mailbox) close() (dropped uint64) {
 	m.mu.Lock()
 	m.dead = true
 	list := m.done
@@ -81,8 +81,10 @@ func (m *mailbox) close() {
 		next := pushes.next
 		pushes.release()
 		pushes = next
+		dropped++
 	}
 	m.queued.Store(0)
+	return dropped
 }
 
 // finish queues a finished job and wakes the loop. Safe from any
@@ -168,6 +170,7 @@ func (c *conn) Send(msg []byte) error {
 		m.kill.Store(true)
 		m.mu.Unlock()
 		p.release()
+		c.e.stats.pushDrops.Add(1)
 		c.wake(nil) // the loop closes the connection
 		return handler.ErrSlowConsumer
 	}
@@ -201,6 +204,7 @@ func (c *conn) drainPushes(out []byte) []byte {
 			break
 		}
 		out = c.codec.push(out, p.buf.B)
+		c.loop.stats.pushes.Add(1)
 		m.queued.Add(-int64(len(p.buf.B)))
 		m.pushHead = p.next
 		if m.pushHead == nil {

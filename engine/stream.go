@@ -79,6 +79,9 @@ func (s *streamCodec) frame(c *conn, in, out []byte) ([]byte, int) {
 			// The stream cannot be framed any more: one error reply, then
 			// the connection closes.
 			f := parser.FrameFault(st, end)
+			if st == parser.TooLarge {
+				c.e.stats.tooLarge.Add(1)
+			}
 			out = handler.AppendFault(out, nil, &f)
 			out = append(out, '\n')
 			return c.closeAfterFlush(out, closeProtocol), len(in)

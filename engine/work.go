@@ -60,6 +60,7 @@ type job struct {
 	seq    uint64
 	tag    uint8  // what the codec needs to frame the reply (HTTP: keep-alive, version); codec-defined, set before the job runs
 	origin string // HTTP: the reply's Access-Control-Allow-Origin, or ""
+	page   *Page  // a page to make (page.go) instead of a message to run
 	next   *job   // in the mailbox's done list
 
 	// ctx is the context the message runs with: the connection's own
@@ -131,23 +132,41 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 		j.call.Parent = c.ctx
 		j.ctx = &j.call
 	}
-	j.seq = c.work.seq + 1
-	c.mail.submitted.Store(j.seq) // before the job can run: a push it causes waits for its reply
-	if !c.e.workers.TrySubmit(j) {
+	c.e.stats.inflight.Add(1)
+	if !c.submit(j) {
+		c.e.stats.inflight.Add(-1)
+		c.loop.stats.busy[c.tport].Add(1)
 		out = j.p.Busy(j.ctx, out)
 		j.release()
 		return out, nil
 	}
+	return out, j
+}
+
+// submit queues j on a worker, its reply to come back through the
+// mailbox in order; false when the pool is full (j is then still the
+// caller's).
+func (c *conn) submit(j *job) bool {
+	j.seq = c.work.seq + 1
+	c.mail.submitted.Store(j.seq) // before the job can run: a push it causes waits for its reply
+	if !c.e.workers.TrySubmit(j) {
+		return false
+	}
 	c.work.seq = j.seq
 	c.work.running = append(c.work.running, j.seq)
 	c.work.inflight++
-	return out, j
+	return true
 }
 
 // Run executes the job on a worker and hands the reply back to the
 // connection's loop.
 func (j *job) Run() {
-	j.out = j.p.Run(j.ctx, j.out[:0])
+	if j.page != nil {
+		j.runPage()
+	} else {
+		j.out = j.p.Run(j.ctx, j.out[:0])
+		j.c.e.stats.inflight.Add(-1)
+	}
 	j.c.finish(j)
 }
 

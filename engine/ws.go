@@ -74,6 +74,7 @@ func upgradeWS(c *conn, out, head []byte, r *http1.Request) ([]byte, codec) {
 	w := wsCodecs.Get().(*wsCodec)
 	w.head = append(w.head[:0], head...) // the upgrade's head is the connection's call metadata
 	c.call.Meta.SetHTTPHead(w.head)
+	c.loop.stats.upgrades.Add(1)
 	return out, w
 }
 
@@ -135,6 +136,7 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			}
 			if h.Length > int64(e.opts.MaxMessageSize-have) {
 				// Checked from the header: the payload is never buffered.
+				e.stats.tooLarge.Add(1)
 				return w.close(c, out, ws.StatusMessageTooBig, "message exceeds the size limit"), len(in), nil
 			}
 		}

@@ -1,0 +1,102 @@
+package engine
+
+// NOTE: pages: documents served on HTTP GET of a path, beside JSON-RPC —
+// the Prometheus exposition of engine/metrics. A page may take
+// milliseconds to make, so it runs on a worker, as a job whose reply is a
+// whole response, and takes its place in the connection's reply order as
+// any other held reply does.
+
+import (
+	"runtime/debug"
+	"strconv"
+
+	"github.com/jetrpc/jetrpc/engine/http1"
+)
+
+// Page is a document the engine serves on HTTP GET of Path, on every
+// listener (WithPage): engine/metrics' Prometheus exposition, say. Its
+// body is made on a worker of the engine's pool (Options.Workers), as a
+// blocking call is, and answered 503 when the pool is full. A request
+// for a page passes the Host check and the Authorizer (Options.Hosts,
+// Options.Authorize) as a call does; the health check passes neither.
+type Page struct {
+	// Path is the URL path, such as "/metrics"; a query is ignored.
+	Path string
+	// ContentType is the Content-Type of the body.
+	ContentType string
+	// Append appends the body to dst and returns it. It is called on a
+	// worker, for each request; a panic is logged and answered 500.
+	Append func(dst []byte) []byte
+}
+
+// WithPage adds a page (see Page) to Options.Pages.
+func WithPage(p Page) Option { return func(o *Options) { o.Pages = append(o.Pages, p) } }
+
+// pageFor returns the page of a GET of target, or nil.
+func (e *Engine) pageFor(method, target []byte) *Page {
+	if len(e.opts.Pages) == 0 || string(method) != "GET" {
+		return nil
+	}
+	for i, c := range target {
+		if c == '?' {
+			target = target[:i]
+			break
+		}
+	}
+	for i := range e.opts.Pages {
+		if p := &e.opts.Pages[i]; p.Path == string(target) {
+			return p
+		}
+	}
+	return nil
+}
+
+// page answers a GET of p: its body is made on a worker, its response
+// held in the connection's reply order; 503 when no worker can take it.
+func (h *httpCodec) page(c *conn, out []byte, p *Page, keep bool) []byte {
+	r := &h.req
+	j := newJob(c)
+	j.page, j.tag, j.origin = p, tagFramed, h.origin
+	if keep {
+		j.tag |= tagKeepAlive
+	}
+	if r.Minor == 1 {
+		j.tag |= tagHTTP11
+	}
+	if !c.submit(j) {
+		j.release()
+		mark := len(out)
+		out = appendStatus(out, http1.StatusServiceUnavailable, keep, r.Minor, h.origin)
+		return h.emit(c, out, mark)
+	}
+	h.held = append(h.held, heldReply{j: j})
+	return out
+}
+
+// runPage makes the response of the page job j, on a worker.
+func (j *job) runPage() {
+	p, out := j.page, j.out[:0]
+	keep, minor := j.tag&tagKeepAlive != 0, 0
+	if j.tag&tagHTTP11 != 0 {
+		minor = 1
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			j.c.e.opts.Logger.Error("jetrpc: page failed", "path", p.Path, "panic", v, "stack", string(debug.Stack()))
+			j.out = appendStatus(out[:0], http1.StatusInternalServerError, keep, minor, j.origin)
+		}
+	}()
+	out = appendHeadStart(out, statusLine200, keep, minor, j.origin)
+	out = append(out, "Content-Type: "...)
+	out = append(out, p.ContentType...)
+	out = append(out, "\r\nContent-Length: "...)
+	at := len(out)
+	out = append(out, "\r\n\r\n"...)
+	start := len(out)
+	out = p.Append(out)
+	n := strconv.AppendInt(nil, int64(len(out)-start), 10)
+	out = append(out, n...) // room for the length: the head and body move right by len(n)
+	copy(out[at+len(n):], out[at:len(out)-len(n)])
+	copy(out[at:], n)
+	j.out = out
+}
