@@ -104,6 +104,13 @@ type Config struct {
 	// shorter than that window; an interval under a second only mints
 	// the same iat again.
 	JWTRefresh time.Duration
+
+	// MetricsURL, when set, is the server's Prometheus metrics
+	// (http://host:port/metrics of a jetrpc server): Run reads them when
+	// the measured window opens (after Warmup) and when it closes, and
+	// puts the server's own view of the window in Result.Server. A failed
+	// read is reported there, not as an error of Run. "" means none.
+	MetricsURL string
 }
 
 // target is a parsed Config.Target.
@@ -171,6 +178,9 @@ func (c *Config) fill() error {
 		return errors.New("jetrpc bench: a pipeline deeper than 4096")
 	case c.JWTRefresh < 0:
 		return errors.New("jetrpc bench: a negative JWT refresh interval")
+	}
+	if err := checkMetricsURL(c.MetricsURL); err != nil {
+		return err
 	}
 	if c.Conns == 0 {
 		c.Conns = DefaultConns

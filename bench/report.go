@@ -34,6 +34,9 @@ type Result struct {
 	Checked bool `json:"checked"`
 	// Hist is the latency histogram (microseconds).
 	Hist *hdrhistogram.Histogram `json:"-"`
+	// Server is the server's own view of the window, read from
+	// Config.MetricsURL; nil without one.
+	Server *ServerView `json:"server,omitempty"`
 }
 
 // Latency holds latency percentiles in microseconds.
@@ -105,24 +108,24 @@ func (r *Result) WriteTable(w io.Writer) {
 	l := r.Latency
 	fmt.Fprintf(w, "latency     p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
 		us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max))
-	if len(r.Errors) == 0 {
-		if r.Checked {
-			fmt.Fprintln(w, "errors      none: every reply checked")
-		} else {
-			fmt.Fprintln(w, "errors      none seen, replies not checked (--no-check)")
+	switch {
+	case len(r.Errors) > 0:
+		kinds := make([]string, 0, len(r.Errors))
+		for k := range r.Errors {
+			kinds = append(kinds, k)
 		}
-		return
+		sort.Strings(kinds)
+		parts := make([]string, len(kinds))
+		for i, k := range kinds {
+			parts[i] = fmt.Sprintf("%s %d", k, r.Errors[k])
+		}
+		fmt.Fprintf(w, "ERRORS      %d: %s\n", r.TotalErrors(), strings.Join(parts, ", "))
+	case r.Checked:
+		fmt.Fprintln(w, "errors      none: every reply checked")
+	default:
+		fmt.Fprintln(w, "errors      none seen, replies not checked (--no-check)")
 	}
-	kinds := make([]string, 0, len(r.Errors))
-	for k := range r.Errors {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	parts := make([]string, len(kinds))
-	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%s %d", k, r.Errors[k])
-	}
-	fmt.Fprintf(w, "ERRORS      %d: %s\n", r.TotalErrors(), strings.Join(parts, ", "))
+	r.Server.writeTable(w, r)
 }
 
 // us formats microseconds readably.

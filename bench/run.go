@@ -183,6 +183,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { <-ctx.Done(); r.halt() }()
+	watch := r.watchServer(ctx) // Config.MetricsURL; nil without one
 	if cfg.Requests <= 0 {
 		go func() {
 			select {
@@ -213,7 +214,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			_ = w.conn.Close()
 		}
 	}
-	return r.result(workers, stop), nil
+	res := r.result(workers, stop)
+	res.Server = watch.view()
+	return res, nil
 }
 
 func ringSize(depth int) int {

@@ -54,7 +54,7 @@ headers to carry them.
 		{"requests", []string{"method", "params", "batch", "notify", "bodies"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
-		{"output", []string{"json", "plot", "q"}},
+		{"output", []string{"json", "plot", "q", "metrics"}},
 	},
 	examples: `  jetrpc bench                                      # the in-process server, 5s
   taskset -c 0 jetrpc serve --loops 1 &             # fairer: the server on its own core,
@@ -65,6 +65,8 @@ headers to carry them.
   jetrpc serve --listen unix:///tmp/jetrpc.sock &   # then, over the socket:
   jetrpc bench -notify 0.2 -rate 5000 unix:///tmp/jetrpc.sock
   jetrpc bench -json -q -d 5s http://127.0.0.1:8080/ > result.json
+  jetrpc serve --metrics 127.0.0.1:9100 &           # then, the server's view beside the client's:
+  jetrpc bench -metrics http://127.0.0.1:9100/metrics http://127.0.0.1:8080/
   jetrpc bench -header 'X-API-Key: s3cret' -header 'X-Tenant: a' ws://127.0.0.1:8080/
   jetrpc bench -jwt-secret jwt.hex -method eth_chainId -params '[]' http://127.0.0.1:8551/  # geth's auth port
 `,
@@ -104,6 +106,8 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.BoolVar(&b.asJSON, "json", false, "print the result as JSON")
 	fs.StringVar(&b.plot, "plot", "", "write the latency distribution chart to this SVG `file`")
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
+	fs.StringVar(&cfg.MetricsURL, "metrics", "", "read the server's Prometheus metrics at `URL` (jetrpc serve --metrics) when the measured window opens and closes, "+
+		"and print its own view (calls handled, errors by code, rate, p50/p99 handling time) beside the client's")
 	return fs, b
 }
 
@@ -163,6 +167,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if b.asJSON {
+		if res.Server != nil && res.Server.Error != "" { // the table says it itself
+			fmt.Fprintf(stderr, "jetrpc bench: %s; the server's view is missing\n", res.Server.Error)
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
