@@ -6,9 +6,11 @@
 #
 #   bench/scripts/ab.sh OLD_BIN NEW_BIN [ROUNDS] [SECONDS] [SCENARIO...]
 #
-# Rounds are interleaved: each round runs every scenario, old then new,
-# so that the drift of a shared machine spreads over both. At the end it
-# prints the medians and the ratios.
+# Rounds are interleaved: each round runs every scenario, old then new
+# (new then old in even rounds: the second run of a pair was measured
+# ~9% dearer whichever binary it is), so that the drift of a shared
+# machine spreads over both. At the end it prints the medians and the
+# ratios.
 #
 # Scenarios (default: all): http1 http16 tcp16 ws1, and the blocking class
 # against the inline class of the same work: http1-sleep0 http16-sleep0
@@ -70,8 +72,10 @@ one() { # one BIN SCENARIO SIDE: prints "req/s cpu_us_per_req"
 
 results=$(mktemp)
 for r in $(seq "$rounds"); do
+  order="old new"
+  [ $((r % 2)) -eq 0 ] && order="new old" # ABBA: the second run of a pair costs more (measured: an A/A run read 1.09), whichever it is
   for s in "${scenarios[@]}"; do
-    for which in old new; do
+    for which in $order; do
       bin=$old; [ $which = new ] && bin=$new
       line=$(one "$bin" "$s" "$which")
       printf "%-14s round %d  %s %s\n" "$s" "$r" "$which" "$line"

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"runtime"
 	"time"
 
@@ -88,24 +87,4 @@ func registerAdmin(tab *handler.Table, conns func() int) {
 		}
 		return s, nil
 	}, handler.Inline(), handler.Require("admin"), handler.Cost(10), handler.Description("server statistics; needs the admin grant"))
-}
-
-// slowCalls is the interceptor of --log-slow: it logs each call that
-// took longer than over. It allocates nothing for the calls it does not
-// log, and it sees every call: batch elements, notifications, unknown
-// methods.
-func slowCalls(logger *slog.Logger, over time.Duration) handler.Interceptor {
-	return func(ctx context.Context, call *handler.Call) error {
-		call.Next(ctx)
-		if d := call.Duration(); d > over {
-			m := handler.MetaFrom(ctx)
-			remote := ""
-			if m.Remote != nil {
-				remote = m.Remote.String()
-			}
-			logger.Warn("jetrpc: slow call", "method", call.Method(), "duration", d, "code", int(call.Code()),
-				"transport", m.Transport.String(), "remote", remote)
-		}
-		return nil
-	}
 }

@@ -3,7 +3,8 @@
 //
 //	jetrpc serve [--listen ADDR]... [flags]
 //	jetrpc bench [flags] [http://host:port/ | ws://host:port/ | tcp://host:port | unix:///path]
-//	jetrpc help [serve | bench]
+//	jetrpc openrpc [--compact]
+//	jetrpc help [serve | bench | openrpc]
 //
 // serve answers the methods of the JSON-RPC 2.0 specification's examples
 // (subtract, sum, update, notify_hello, notify_sum, get_data) and the
@@ -16,6 +17,10 @@
 // its aliases and --unix PATH is --listen unix://PATH. With no address it
 // listens on 127.0.0.1:8080. It prints the URLs it serves and stops
 // gracefully on SIGINT or SIGTERM.
+//
+// serve answers rpc.discover with its OpenRPC document (--discover),
+// which openrpc prints; --metrics serves Prometheus metrics and
+// --access-log and --slow-call log calls.
 //
 // bench is a JSON-RPC-aware load generator (package bench): closed or
 // open loop, pipelining, batches, notifications, every reply checked,
@@ -42,10 +47,11 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/metrics"
 	"github.com/jetrpc/jetrpc/handler"
-	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func main() {
@@ -75,12 +81,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
+	case "openrpc":
+		return runOpenRPC(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		switch {
 		case len(args) == 1:
 			fmt.Fprint(stdout, usage)
 			return nil
-		case len(args) == 2 && (args[1] == "serve" || args[1] == "bench"):
+		case len(args) == 2 && (args[1] == "serve" || args[1] == "bench" || args[1] == "openrpc"):
 			return run(ctx, []string{args[1], "-h"}, stdout, stderr) // jetrpc help serve
 		}
 		return commandError(stderr, fmt.Errorf("help: unknown command %q", strings.Join(args[1:], " ")))
@@ -104,7 +112,11 @@ type serveFlags struct {
 	apiKeys     string
 	allowIP     []string
 	denyIP      []string
-	logSlow     time.Duration
+	slowCall    time.Duration // --slow-call, and its alias --log-slow
+	accessLog   bool
+	logSample   float64
+	metrics     string // --metrics: an address, or a path on the listeners
+	discover    bool
 	callTimeout time.Duration
 	rate        float64
 	burst       int
@@ -214,8 +226,14 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&c.workers, "workers", pool.DefaultWorkers, "worker goroutines for blocking methods, per pool: one pool runs messages, one batch elements")
 	fs.IntVar(&c.queue, "queue", pool.DefaultQueue, "messages waiting for a worker before requests are answered \"Server busy\"")
 	fs.BoolVar(&c.verbose, "v", false, "log debug messages")
-	fs.DurationVar(&c.logSlow, "log-slow", 0, "log every call that takes longer than this `duration` (method, code, caller; 0: off), "+
-		"from an interceptor that sees every call")
+	fs.BoolVar(&c.accessLog, "access-log", false, "log calls to stderr: one record per message (method, id, code, duration, transport, remote; "+
+		"a batch with its element and error counts)")
+	fs.Float64Var(&c.logSample, "access-log-sample", 1, "the `share` of messages --access-log logs, 0 to 1")
+	fs.DurationVar(&c.slowCall, "slow-call", 0, "log every message that takes longer than this `duration` at WARN, with or without --access-log (0: off)")
+	fs.DurationVar(&c.slowCall, "log-slow", 0, "an alias of --slow-call, kept for older scripts")
+	fs.StringVar(&c.metrics, "metrics", "", "serve Prometheus metrics on `addr|path`: host:port for a listener of their own (at /metrics), "+
+		"or a path such as /metrics on the JSON-RPC listeners (off by default)")
+	fs.BoolVar(&c.discover, "discover", true, "answer rpc.discover with the server's OpenRPC document")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to `file` until the server stops")
 	return fs, c
 }
@@ -251,7 +269,8 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue", "max-output-budget"}},
 		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
 		{"event loops and workers", []string{"loops", "workers", "queue"}},
-		{"logging and profiling", []string{"v", "log-slow", "cpuprofile"}},
+		{"operating it (see README: Operating it)", []string{"metrics", "access-log", "access-log-sample", "slow-call", "log-slow", "discover"}},
+		{"logging and profiling", []string{"v", "cpuprofile"}},
 	},
 	examples: `  jetrpc serve                                      # http://, ws:// and tcp://127.0.0.1:8080
   curl -s localhost:8080 -H 'Content-Type: application/json' \
@@ -396,8 +415,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.rate < 0 || c.connRate < 0 {
 		return fmt.Errorf("serve: --rate and --conn-rate must not be negative (0: no limit)")
 	}
-	if c.logSlow < 0 {
-		return fmt.Errorf("serve: --log-slow %v must not be negative", c.logSlow)
+	if c.slowCall < 0 {
+		return fmt.Errorf("serve: --slow-call %v must not be negative", c.slowCall)
+	}
+	if c.logSample < 0 || c.logSample > 1 {
+		return fmt.Errorf("serve: --access-log-sample %v must be between 0 and 1", c.logSample)
+	}
+	metricsAddr, metricsPath, err := metricsFlag(c.metrics)
+	if err != nil {
+		return fmt.Errorf("serve: --metrics: %w", err)
 	}
 	access, err := c.access()
 	if err != nil {
@@ -437,13 +463,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		handler.WithRateLimit(c.rateLimit()),
 		handler.WithMaxResponseSize(c.maxResp, c.maxBatchOut),
 		handler.WithMaxSubscriptions(c.maxSubsConn, c.maxSubs),
+		handler.WithMetrics(c.metrics != ""),
+		handler.WithAccessLog(c.accessLogOf(logger)),
 	)
-	demo.Register(tab)
-	if c.logSlow > 0 {
-		tab.Use(slowCalls(logger, c.logSlow))
-	}
 	var e *engine.Engine
-	registerAdmin(tab, func() int { return e.Conns() })
+	if err := registerServed(tab, func() int { return e.Conns() }, c.discover); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	if metricsPath != "" {
+		access = append(access, engine.WithPage(metrics.Page(metricsPath, reg)))
+	}
 	e = engine.New(tab, append([]engine.Option{
 		engine.WithAddrs(addrs...),
 		engine.WithLoops(c.loops),
@@ -461,6 +491,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		engine.WithMaxOutputBudget(c.budget),
 		engine.WithLogger(logger),
 	}, access...)...)
+	if c.metrics != "" {
+		if err := metrics.Register(reg, tab, e); err != nil {
+			return err
+		}
+	}
+	var metricsSrv *metricsServer
+	if metricsAddr != "" {
+		// Listening before the engine starts, so that a taken port fails
+		// before serving.
+		if metricsSrv, err = startMetricsServer(metricsAddr, reg, logger); err != nil {
+			return fmt.Errorf("serve: --metrics: %w", err)
+		}
+		defer metricsSrv.stop()
+	}
 	if err := e.Start(); err != nil {
 		return err
 	}
@@ -470,7 +514,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on unix://%s (HTTP, WebSocket and streams)\n", a)
 		default:
 			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/, ws://%s%s and tcp://%s\n", a, a, c.wsPath, a)
+			if metricsPath != "" {
+				fmt.Fprintf(stdout, "jetrpc: metrics on http://%s%s\n", a, metricsPath)
+			}
 		}
+	}
+	if metricsSrv != nil {
+		fmt.Fprintf(stdout, "jetrpc: metrics on http://%s/metrics\n", metricsSrv.addr)
 	}
 	if profile != nil {
 		if err := pprof.StartCPUProfile(profile); err != nil {

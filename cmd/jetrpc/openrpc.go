@@ -1,0 +1,133 @@
+package main
+
+// NOTE: the OpenRPC document of the bundled server: jetrpc serve answers
+// it as rpc.discover and jetrpc openrpc prints it. Both register the
+// methods with registerServed and build the document with
+// discoverOptions, so that the printed document is the one the server
+// answers.
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"reflect"
+	"runtime/debug"
+
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/openrpc"
+)
+
+// discoverOptions are the options of the bundled server's OpenRPC
+// document: its info, and what the Go types of handler/demo cannot say
+// (subtract and sum read their operands from raw JSON, and their result
+// writes itself: all are JSON numbers; the clock's notifications count
+// 1, 2, 3, …).
+func discoverOptions() []openrpc.Option {
+	number := json.RawMessage(`{"type":"number"}`)
+	return []openrpc.Option{
+		openrpc.WithInfo(openrpc.Info{
+			Title:   "jetrpc",
+			Version: moduleVersion(),
+			Description: "The bundled JSON-RPC 2.0 server of jetrpc: the examples of the JSON-RPC 2.0 specification, " +
+				"the benchmark methods and a demo subscription (package handler/demo), and admin_stats.",
+		}),
+		openrpc.WithTypeSchema(reflect.TypeFor[demo.Number](), `{"type":"number"}`),
+		openrpc.EditMethod("subtract", func(m *openrpc.Method) {
+			for _, p := range m.Params {
+				p.Schema = number
+			}
+		}),
+		openrpc.EditMethod("sum", func(m *openrpc.Method) {
+			m.ParamStructure = "by-position"
+			for _, p := range m.Params {
+				p.Schema, p.Description = number, "any number of numbers, by position"
+			}
+		}),
+		openrpc.EditMethod("clock_subscribe", func(m *openrpc.Method) {
+			if n := m.Notification; n != nil && len(n.Params) == 2 {
+				n.Params[1].Schema = json.RawMessage(`{"type":"integer","minimum":1}`)
+				n.Params[1].Description = "the count of the notifications sent: 1, 2, 3, …"
+			}
+		}),
+	}
+}
+
+// moduleVersion is jetrpc's version as the build recorded it, "devel"
+// for a build from a work tree.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// registerServed registers the methods of jetrpc serve on tab: those of
+// handler/demo, admin_stats (conns counts the open connections) and, with
+// discover, rpc.discover, which answers the document that jetrpc openrpc
+// prints. It fails only when rpc.discover cannot be registered.
+func registerServed(tab *handler.Table, conns func() int, discover bool) error {
+	demo.Register(tab)
+	registerAdmin(tab, conns)
+	if !discover {
+		return nil
+	}
+	return openrpc.Register(tab, discoverOptions()...)
+}
+
+// newOpenRPCFlags returns the flags of jetrpc openrpc.
+func newOpenRPCFlags() (fs *flag.FlagSet, compact *bool) {
+	fs = flag.NewFlagSet("openrpc", flag.ContinueOnError)
+	compact = fs.Bool("compact", false, "print the document as rpc.discover answers it, on one line, instead of indented")
+	return fs, compact
+}
+
+var openrpcUsage = commandUsage{
+	dash: "--",
+	head: `usage: jetrpc openrpc [--compact]
+
+jetrpc openrpc prints the OpenRPC 1.3 document (https://spec.open-rpc.org/)
+of the bundled server to stdout: the document that jetrpc serve answers to
+rpc.discover, generated from the Go types of its methods (package
+handler/openrpc).
+`,
+	groups: []flagGroup{
+		{"output", []string{"compact"}},
+	},
+	examples: `  jetrpc openrpc > openrpc.json
+  curl -s localhost:8080 -H 'Content-Type: application/json' \
+    -d '{"jsonrpc":"2.0","method":"rpc.discover","id":1}'   # the same, from a running jetrpc serve
+`,
+}
+
+// runOpenRPC is jetrpc openrpc: it prints the bundled server's OpenRPC
+// document, indented (or compact with --compact), followed by a newline.
+func runOpenRPC(args []string, stdout, stderr io.Writer) error {
+	fs, compact := newOpenRPCFlags()
+	help, err := parseFlags(fs, &openrpcUsage, args, stdout, stderr)
+	if help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, &openrpcUsage, stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	tab := handler.NewTable()
+	if err := registerServed(tab, func() int { return 0 }, true); err != nil {
+		return err
+	}
+	doc, err := openrpc.Document(tab, discoverOptions()...)
+	if err != nil {
+		return err
+	}
+	if !*compact {
+		var b bytes.Buffer
+		if err := json.Indent(&b, doc, "", "  "); err != nil {
+			return err
+		}
+		doc = b.Bytes()
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", doc)
+	return err
+}
