@@ -23,6 +23,7 @@ commands:
           streams on one port; 127.0.0.1:8080 by default)
   bench   load-test a JSON-RPC server, or the bundled one in-process; with
           -header or -jwt-secret, one that wants authentication
+  openrpc print the bundled server's OpenRPC document (what rpc.discover answers)
   help    print this text, or a command's: jetrpc help serve
 
 Run jetrpc <command> -h for a command's flags and examples.
