@@ -29,6 +29,13 @@
 // geth checks it). A tcp:// or unix:// stream has no headers to carry
 // them.
 //
+// With Config.MetricsURL, Run reads the server's Prometheus metrics (a
+// jetrpc server's jsonrpc_server_handled_total and
+// jsonrpc_server_handling_seconds) when the measured window opens and
+// when it closes, and Result.Server gives the server's own view of the
+// window beside the client's: the calls it handled, its error replies by
+// code, and quantiles of its handling time.
+//
 // At the end of the measured window Run waits, up to Config.Timeout, for
 // the replies in flight (a healthy server answers at once; only a stalled
 // one makes Run overrun the window, by Timeout at most). The measured

@@ -169,6 +169,9 @@ func snapshotOf(fams map[string]*dto.MetricFamily, at time.Time) (*serverSnapsho
 			default:
 				return nil, fmt.Errorf("%s is a %s, not a counter", handledMetric, mf.GetType())
 			}
+			if !finite(v) {
+				return nil, fmt.Errorf("%s has a value that is not a count: %v", handledMetric, v)
+			}
 			s.handled[seriesKey{labelValue(m, "method"), labelValue(m, "code")}] += v
 		}
 	}
@@ -180,6 +183,9 @@ func snapshotOf(fams map[string]*dto.MetricFamily, at time.Time) (*serverSnapsho
 			}
 			inf := false
 			for _, b := range h.GetBucket() {
+				if !finite(b.GetCumulativeCountFloat()) || math.IsNaN(b.GetUpperBound()) {
+					return nil, fmt.Errorf("%s has a bucket that is not a count", handlingMetric)
+				}
 				s.buckets[b.GetUpperBound()] += float64(b.GetCumulativeCount()) + b.GetCumulativeCountFloat()
 				inf = inf || math.IsInf(b.GetUpperBound(), 1)
 			}
@@ -190,6 +196,10 @@ func snapshotOf(fams map[string]*dto.MetricFamily, at time.Time) (*serverSnapsho
 	}
 	return s, nil
 }
+
+// finite reports whether v is a number a counter may hold: finite, not
+// negative.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
 
 // labelValue returns the value of m's label name, or "".
 func labelValue(m *dto.Metric, name string) string {
