@@ -238,6 +238,7 @@ type Pending struct {
 	spare *state // scratch memory for the next DispatchInline given this Pending
 	clock int64  // when the last message given this Pending ended (nanotime), when observed; 0 after Flush
 	tally tally  // the successes of the burst, not yet in their method's counters (metrics.go)
+	burst bool   // Flush was called: its owner ends its bursts, so calls are tallied and the clock chained
 }
 
 // Flush ends a burst of input given to DispatchInline with this Pending
@@ -246,10 +247,11 @@ type Pending struct {
 // get them here; and a table that observes its calls (metrics, the
 // access log) reads the clock once per message: a message's handling
 // starts when the previous one of its burst ended, or, for the first
-// one, when DispatchInline is called. A burst that is not flushed stays
-// out of Table.Metrics.
+// one, when DispatchInline is called. Until its first Flush a Pending
+// does neither: each call goes to the counters at once, its clock read
+// twice.
 func (p *Pending) Flush() {
-	p.clock = 0
+	p.clock, p.burst = 0, true
 	if p.tally.mm != nil {
 		p.tally.flush()
 	}
@@ -418,7 +420,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 		st.t0 = begin(later)
 		dst, ok = t.single(ctx, st, dst, inlineOnly)
 		if ok {
-			if later != nil {
+			if later != nil && later.burst {
 				later.clock = t.obs.endBurst(ctx, st, st.req, later)
 			} else {
 				t.obs.endSingle(ctx, st, st.req)

@@ -1194,6 +1194,7 @@ func TestMetrics_burstTalliedUntilFlush(t *testing.T) {
 		return out
 	}
 	var later Pending
+	later.Flush() // its owner flushes its bursts: it tallies
 	ctx := context.Background()
 	call := func(method string) {
 		msg := `{"jsonrpc":"2.0","method":"` + method + `","id":1}`
@@ -1218,4 +1219,30 @@ func TestMetrics_burstTalliedUntilFlush(t *testing.T) {
 	if got := counts(); got["a"] != "4 [0:4] 4" || got["b"] != "1 [0:1] 1" || got["bad"] != "1 [7:1] 1" {
 		t.Fatalf("after the flush: %v", got)
 	}
+}
+
+// TestMetrics_pendingNeverFlushedCountsAtOnce: a Pending whose owner
+// never calls Flush — one made for a single message, say — leaves no
+// call out of the counters, and no idle time in a duration.
+func TestMetrics_pendingNeverFlushedCountsAtOnce(t *testing.T) {
+	tab := NewTable(WithMetrics(true))
+	Register(tab, "a", func(context.Context, Raw) (int, error) { return 1, nil }, Inline())
+	var later Pending
+	for range 2 {
+		if _, oc := tab.DispatchInline(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"a","id":1}`), &later); oc != Replied {
+			t.Fatal(oc)
+		}
+		time.Sleep(20 * time.Millisecond) // idle between messages
+	}
+	tab.Metrics(func(m *MethodMetrics) {
+		if m.Method != "a" {
+			return
+		}
+		if m.Duration.Count != 2 || m.Started != 2 {
+			t.Errorf("a: Started %d, Count %d; want 2, 2", m.Started, m.Duration.Count)
+		}
+		if m.Duration.Sum >= 0.02 {
+			t.Errorf("a: Sum %vs: the idle time between messages was counted", m.Duration.Sum)
+		}
+	})
 }
