@@ -262,3 +262,44 @@ func TestPush_zeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// allocCase is a request assertNoAllocsOnConns sends: its bytes, a text
+// its reply holds, and whether it runs on a worker.
+type allocCase struct {
+	name, in, want string
+	worker         bool
+}
+
+// postOf is an HTTP/1.1 POST of body.
+func postOf(body string) string {
+	return "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n" + body
+}
+
+// add42 is the call of the allocation tests' bursts.
+const add42 = `{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`
+
+// assertNoAllocsOnConns sends each case on one HTTP connection of tab
+// (its engine given a worker pool of its own), then bursts of 16
+// pipelined add42 calls on a stream, and checks that none allocates.
+func assertNoAllocsOnConns(t *testing.T, tab *handler.Table, cases []allocCase) {
+	t.Helper()
+	cs, fc := newFakeConnOf(t, tab)
+	cs.e.workers = pool.NewWorkers(1, 16)
+	defer cs.e.workers.Close()
+	for _, c := range cases {
+		assertRequestNoAllocs(t, cs, fc, c.name, c.in, c.worker, c.want)
+	}
+	scs, sfc := newFakeConnOf(t, tab)
+	in := bytes.Repeat([]byte(add42+"\n"), 16)
+	step := func() {
+		sfc.in, sfc.out = in, sfc.out[:0]
+		scs.traffic()
+	}
+	step()
+	if n := bytes.Count(sfc.out, []byte(`"result":42`)); n != 16 {
+		t.Fatalf("stream: %d replies in %q", n, sfc.out)
+	}
+	if got := testing.AllocsPerRun(200, step); got != 0 {
+		t.Errorf("stream pipelined 16: %v allocs per burst, want 0", got)
+	}
+}

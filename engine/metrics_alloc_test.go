@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"testing"
@@ -31,39 +30,13 @@ func TestConn_zeroAllocsWithMetrics(t *testing.T) {
 	demo.Register(tab)
 	add := func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }
 	handler.Register(tab, "slowadd", add)
-	const add42 = `{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`
-	post := func(body string) string {
-		return "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n" + body
-	}
-	cases := []struct {
-		name, in, want string
-		worker         bool
-	}{
-		{"http inline", post(add42), `{"jsonrpc":"2.0","result":42,"id":1}`, false},
-		{"http batch", post(`[` + add42 + `,{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}]`), `"result":3,"id":2}]`, false},
-		{"http notification", post(`{"jsonrpc":"2.0","method":"add","params":[1,2]}`), `204 No Content`, false},
-		{"http unknown method", post(`{"jsonrpc":"2.0","method":"nope","id":1}`), `-32601`, false},
-		{"http timed on a worker", post(`{"jsonrpc":"2.0","method":"slowadd","params":[40,2],"id":1}`), `"result":42`, true},
-	}
-	cs, fc := newFakeConnOf(t, tab)
-	cs.e.workers = pool.NewWorkers(1, 16)
-	defer cs.e.workers.Close()
-	for _, c := range cases {
-		assertRequestNoAllocs(t, cs, fc, c.name, c.in, c.worker, c.want)
-	}
-	scs, sfc := newFakeConnOf(t, tab)
-	in := bytes.Repeat([]byte(add42+"\n"), 16)
-	step := func() {
-		sfc.in, sfc.out = in, sfc.out[:0]
-		scs.traffic()
-	}
-	step()
-	if n := bytes.Count(sfc.out, []byte(`"result":42`)); n != 16 {
-		t.Fatalf("stream: %d replies in %q", n, sfc.out)
-	}
-	if got := testing.AllocsPerRun(200, step); got != 0 {
-		t.Errorf("stream pipelined 16: %v allocs per burst, want 0", got)
-	}
+	assertNoAllocsOnConns(t, tab, []allocCase{
+		{"http inline", postOf(add42), `{"jsonrpc":"2.0","result":42,"id":1}`, false},
+		{"http batch", postOf(`[` + add42 + `,{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}]`), `"result":3,"id":2}]`, false},
+		{"http notification", postOf(`{"jsonrpc":"2.0","method":"add","params":[1,2]}`), `204 No Content`, false},
+		{"http unknown method", postOf(`{"jsonrpc":"2.0","method":"nope","id":1}`), `-32601`, false},
+		{"http timed on a worker", postOf(`{"jsonrpc":"2.0","method":"slowadd","params":[40,2],"id":1}`), `"result":42`, true},
+	})
 	var calls uint64
 	if _, ok := tab.Metrics(func(m *handler.MethodMetrics) {
 		if m.Method == "add" {

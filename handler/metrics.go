@@ -442,7 +442,7 @@ func (t *Table) Metrics(fn func(*MethodMetrics)) (BatchMetrics, bool) {
 func (t *Table) LimitRefusals() LimitRefusals {
 	var r LimitRefusals
 	r.Rate, r.RateDropped = t.RateLimited()
-	r.Subscriptions = t.subscriptionsRefused()
+	_, r.Subscriptions = t.subscriptionCounts()
 	if o := t.obs; o != nil && o.metrics != nil {
 		n := &o.metrics.refusals
 		r.Concurrency = n[refuseConcurrency].Load()

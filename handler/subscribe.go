@@ -310,29 +310,22 @@ func (t *Table) Subscriptions(ns string) int {
 // namespaces of t together: the count Options.MaxSubscriptions bounds.
 // It is safe from any goroutine.
 func (t *Table) SubscriptionCount() int {
-	t.mu.Lock()
-	l := t.subLimitsLocked()
-	t.mu.Unlock()
-	if l == nil {
-		return 0
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
+	n, _ := t.subscriptionCounts()
+	return n
 }
 
-// subscriptionsRefused returns the subscribe calls refused for the
-// limits on live subscriptions. Safe from any goroutine.
-func (t *Table) subscriptionsRefused() uint64 {
+// subscriptionCounts returns the live subscriptions and the subscribe
+// calls refused for the limits on them. Safe from any goroutine.
+func (t *Table) subscriptionCounts() (live int, refused uint64) {
 	t.mu.Lock()
 	l := t.subLimitsLocked()
 	t.mu.Unlock()
 	if l == nil {
-		return 0
+		return 0, 0
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.refused
+	return l.n, l.refused
 }
 
 // subLimitsLocked returns the limits shared by t's namespaces, nil if it
