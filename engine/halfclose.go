@@ -80,13 +80,16 @@ func (c *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct{
 			var used int
 			out, used, _ = c.codec.serve(c, rest.B[off:], out) // HTTP or a stream: no upgrade
 			c.loop.pending.Flush()
+			c.loop.stats.in[c.tport].Add(uint64(used))
 			off += used
 		}
 		if len(out) > 0 {
 			if e.opts.WriteTimeout > 0 {
 				_ = nc.SetWriteDeadline(time.Now().Add(e.opts.WriteTimeout))
 			}
-			if _, err := nc.Write(out); err != nil {
+			n, err := nc.Write(out)
+			c.loop.stats.out[c.tport].Add(uint64(n))
+			if err != nil {
 				return
 			}
 		}

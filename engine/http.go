@@ -174,6 +174,7 @@ func (h *httpCodec) keepHead(c *conn) {
 func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	e, r := c.e, &h.req
 	keep := r.KeepAlive && !r.HasBody()
+	why := closeByClient // when the connection does not persist
 	mark := len(out)
 	switch {
 	case !h.hostAllowed(c, r):
@@ -181,7 +182,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	case string(r.Method) == "POST" && !handler.AcceptableContentType(r.ContentType):
 		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.origin)
 	case string(r.Method) == "POST": // a body over MaxMessageSize
-		keep = false
+		keep, why = false, closeProtocol // as a chunked body found too large is
 		e.stats.tooLarge.Add(1)
 		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.origin)
 	case handler.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
@@ -198,13 +199,17 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	case e.opts.CORS.Enabled() && isPreflight(r, h.head):
 		out = appendPreflight(c, out, r, keep)
 	default:
-		out = appendStatus(out, http1.StatusMethodNotAllowed, keep, r.Minor, h.origin)
+		allow := "POST"
+		if get := []byte("GET"); handler.IsHealthCheck(get, r.Target, e.opts.HealthPath) || e.pageFor(get, r.Target) != nil {
+			allow = "GET"
+		}
+		out = appendNotAllowed(out, allow, string(r.Method) == "HEAD", keep, r.Minor, h.origin)
 	}
 	if len(out) > mark { // a page's response is held already
 		out = h.emit(c, out, mark)
 	}
 	if !keep {
-		out = c.closeAfterFlush(out, closeByClient)
+		out = c.closeAfterFlush(out, why)
 	}
 	return out
 }

@@ -153,14 +153,32 @@ func appendStatus(dst []byte, status int, keepAlive bool, minor int, origin stri
 	return appendStatusText(dst, status, handler.HTTPErrorText(status), keepAlive, minor, origin)
 }
 
+// appendNotAllowed answers 405 to a request for a path that takes allow
+// (POST for JSON-RPC, GET for the health check and pages); a HEAD request
+// gets the head alone, as it must.
+func appendNotAllowed(dst []byte, allow string, head, keepAlive bool, minor int, origin string) []byte {
+	text := handler.HTTPErrorText(http1.StatusMethodNotAllowed)
+	if allow != "POST" {
+		text = "this path answers " + allow + "\n"
+	}
+	dst = http1.AppendStatusLine(dst, http1.StatusMethodNotAllowed)
+	dst = appendHeadStart(dst, "", keepAlive, minor, origin)
+	dst = append(dst, "Allow: "...)
+	dst = append(dst, allow...)
+	dst = append(dst, "\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: "...)
+	dst = strconv.AppendInt(dst, int64(len(text)), 10)
+	dst = append(dst, "\r\n\r\n"...)
+	if head {
+		return dst
+	}
+	return append(dst, text...)
+}
+
 // appendStatusText answers an HTTP-level refusal with the text body text.
 func appendStatusText(dst []byte, status int, text string, keepAlive bool, minor int, origin string) []byte {
 	dst = http1.AppendStatusLine(dst, status)
 	dst = appendHeadStart(dst, "", keepAlive, minor, origin)
-	switch status {
-	case http1.StatusMethodNotAllowed:
-		dst = append(dst, "Allow: POST\r\n"...)
-	case http1.StatusUnauthorized:
+	if status == http1.StatusUnauthorized {
 		dst = append(dst, "WWW-Authenticate: Bearer\r\n"...)
 	}
 	dst = append(dst, "Content-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: "...)

@@ -101,12 +101,11 @@ func (e *Engine) accept(ln net.Listener) {
 			}
 			continue
 		}
+		e.stats.accepted.Add(1) // before it can be served: a client that sees its connection served sees it counted
 		if _, err := e.cli.EnrollContext(nc, nil); err != nil {
 			e.nconns.Add(-1)
 			e.opts.Logger.Warn("jetrpc: cannot enroll a connection", "err", err)
-			continue
 		}
-		e.stats.accepted.Add(1)
 	}
 }
 

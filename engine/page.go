@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/pool"
 )
 
 // Page is a document the engine serves on HTTP GET of Path, on every
@@ -75,28 +76,28 @@ func (h *httpCodec) page(c *conn, out []byte, p *Page, keep bool) []byte {
 
 // runPage makes the response of the page job j, on a worker.
 func (j *job) runPage() {
-	p, out := j.page, j.out[:0]
-	keep, minor := j.tag&tagKeepAlive != 0, 0
+	p := j.page
+	minor := 0
 	if j.tag&tagHTTP11 != 0 {
 		minor = 1
 	}
+	keep := func() bool { // when the response is made: stopping, the client is told not to reuse the connection, as replies to calls are
+		return j.tag&tagKeepAlive != 0 && !j.c.e.draining.Load()
+	}
+	body := pool.Responses.Get()
 	defer func() {
 		if v := recover(); v != nil {
 			j.c.e.opts.Logger.Error("jetrpc: page failed", "path", p.Path, "panic", v, "stack", string(debug.Stack()))
-			j.out = appendStatus(out[:0], http1.StatusInternalServerError, keep, minor, j.origin)
+			j.out = appendStatus(j.out[:0], http1.StatusInternalServerError, keep(), minor, j.origin)
 		}
+		pool.Responses.Put(body)
 	}()
-	out = appendHeadStart(out, statusLine200, keep, minor, j.origin)
+	body.B = p.Append(body.B[:0])
+	out := appendHeadStart(j.out[:0], statusLine200, keep(), minor, j.origin)
 	out = append(out, "Content-Type: "...)
 	out = append(out, p.ContentType...)
 	out = append(out, "\r\nContent-Length: "...)
-	at := len(out)
+	out = strconv.AppendInt(out, int64(len(body.B)), 10)
 	out = append(out, "\r\n\r\n"...)
-	start := len(out)
-	out = p.Append(out)
-	n := strconv.AppendInt(nil, int64(len(out)-start), 10)
-	out = append(out, n...) // room for the length: the head and body move right by len(n)
-	copy(out[at+len(n):], out[at:len(out)-len(n)])
-	copy(out[at:], n)
-	j.out = out
+	j.out = append(out, body.B...)
 }

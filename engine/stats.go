@@ -36,7 +36,7 @@ type CloseCounts struct {
 	// WebSocket close frame).
 	Client uint64
 	// Protocol: the client broke the protocol, sent a message over
-	// MaxMessageSize on a stream or WebSocket, or was refused by the
+	// MaxMessageSize (HTTP 413 included), or was refused by the
 	// Authorizer.
 	Protocol uint64
 	// Idle: IdleTimeout.

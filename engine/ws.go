@@ -120,14 +120,14 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			return out, off, nil
 		}
 		if err != nil { // a 64-bit length with its most significant bit set
-			return w.close(c, out, ws.StatusProtocolError, err.Error()), len(in), nil
+			return w.close(c, out, ws.StatusProtocolError, err.Error(), closeProtocol), len(in), nil
 		}
 		state := ws.StateServerSide
 		if w.fragOp != 0 {
 			state |= ws.StateFragmented
 		}
 		if err := ws.CheckHeader(h, state); err != nil {
-			return w.close(c, out, ws.StatusProtocolError, err.Error()), len(in), nil
+			return w.close(c, out, ws.StatusProtocolError, err.Error(), closeProtocol), len(in), nil
 		}
 		if h.OpCode.IsData() || h.OpCode == ws.OpContinuation {
 			have := 0
@@ -137,7 +137,7 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			if h.Length > int64(e.opts.MaxMessageSize-have) {
 				// Checked from the header: the payload is never buffered.
 				e.stats.tooLarge.Add(1)
-				return w.close(c, out, ws.StatusMessageTooBig, "message exceeds the size limit"), len(in), nil
+				return w.close(c, out, ws.StatusMessageTooBig, "message exceeds the size limit", closeProtocol), len(in), nil
 			}
 		}
 		n := hl + int(h.Length)
@@ -169,7 +169,11 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 					code = cc
 				}
 			}
-			return w.close(c, out, code, reason), len(in), nil
+			why := closeByClient // the client's close, answered in kind
+			if code == ws.StatusProtocolError {
+				why = closeProtocol
+			}
+			return w.close(c, out, code, reason, why), len(in), nil
 		case ws.OpText, ws.OpBinary:
 			if !h.Fin {
 				w.fragOp = h.OpCode
@@ -201,7 +205,7 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 // frame, written in place behind a header reserved for it.
 func (w *wsCodec) message(c *conn, out []byte, op ws.OpCode, msg []byte) []byte {
 	if op == ws.OpText && !utf8.Valid(msg) {
-		return w.close(c, out, ws.StatusInvalidFramePayloadData, "text message is not valid UTF-8")
+		return w.close(c, out, ws.StatusInvalidFramePayloadData, "text message is not valid UTF-8", closeProtocol)
 	}
 	mark := len(out)
 	hl := wsHeaderLen(c.loop.guess.n)
@@ -227,10 +231,10 @@ func (w *wsCodec) message(c *conn, out []byte, op ws.OpCode, msg []byte) []byte 
 	return out
 }
 
-// close sends a close frame (once) and sets the connection to close once
-// it is flushed; further input is dropped, Send fails, and the
+// close sends a close frame (once) and sets the connection to close, for
+// why, once it is flushed; further input is dropped, Send fails, and the
 // connection's subscriptions end.
-func (w *wsCodec) close(c *conn, out []byte, code ws.StatusCode, reason string) []byte {
+func (w *wsCodec) close(c *conn, out []byte, code ws.StatusCode, reason string, why closeReason) []byte {
 	if !w.closed {
 		w.closed = true
 		var p [maxControl]byte
@@ -243,7 +247,7 @@ func (w *wsCodec) close(c *conn, out []byte, code ws.StatusCode, reason string) 
 		c.mail.shut.Store(true)
 		c.cancel()
 	}
-	return c.closeAfterFlush(out, closeProtocol)
+	return c.closeAfterFlush(out, why)
 }
 
 func (w *wsCodec) ready(c *conn) bool { return w.want == 0 || c.gc.InboundBuffered() >= w.want }
@@ -270,11 +274,11 @@ func (w *wsCodec) ping(out []byte) []byte { return appendWSFrame(out, ws.OpPing,
 func (w *wsCodec) goodbye(c *conn, out []byte, why closeReason) []byte {
 	switch why {
 	case closeIdle:
-		return w.close(c, out, ws.StatusGoingAway, "idle timeout")
+		return w.close(c, out, ws.StatusGoingAway, "idle timeout", why)
 	case closeReadTimeout:
-		return w.close(c, out, ws.StatusPolicyViolation, "incomplete frame timed out")
+		return w.close(c, out, ws.StatusPolicyViolation, "incomplete frame timed out", why)
 	case closeStopping:
-		return w.close(c, out, ws.StatusGoingAway, "server stopping")
+		return w.close(c, out, ws.StatusGoingAway, "server stopping", why)
 	}
 	return out
 }

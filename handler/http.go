@@ -151,6 +151,10 @@ func HTTPErrorText(status int) string {
 		return "missing or invalid credentials\n"
 	case http.StatusForbidden:
 		return "access denied\n"
+	case http.StatusInternalServerError:
+		return "internal server error\n"
+	case http.StatusServiceUnavailable:
+		return "server busy\n"
 	}
 	return "malformed request\n"
 }

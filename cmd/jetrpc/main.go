@@ -418,7 +418,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.slowCall < 0 {
 		return fmt.Errorf("serve: --slow-call %v must not be negative", c.slowCall)
 	}
-	if c.logSample < 0 || c.logSample > 1 {
+	if !(c.logSample >= 0 && c.logSample <= 1) { // NaN too
 		return fmt.Errorf("serve: --access-log-sample %v must be between 0 and 1", c.logSample)
 	}
 	metricsAddr, metricsPath, err := metricsFlag(c.metrics)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/engine/metrics"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,9 @@ func metricsFlag(v string) (addr, path string, err error) {
 	case strings.HasPrefix(v, "/"):
 		if strings.ContainsAny(v, "?# ") {
 			return "", "", errors.New("a path has no query, fragment or space: " + v)
+		}
+		if v == engine.DefaultHealthPath {
+			return "", "", errors.New(v + " is the health check's path")
 		}
 		return "", v, nil
 	case strings.Contains(v, "://"):

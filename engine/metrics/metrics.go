@@ -21,6 +21,7 @@ package metrics
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -229,18 +230,18 @@ func collectEngine(ch chan<- prometheus.Metric, s *engine.Stats) {
 }
 
 // Register registers on reg the collector of t and e (e may be nil),
-// the Go runtime's collector and the process collector.
+// and the Go runtime's and the process's collectors unless reg has them
+// already (prometheus.DefaultRegisterer does).
 func Register(reg prometheus.Registerer, t *handler.Table, e *engine.Engine) error {
 	for _, c := range []prometheus.Collector{
-		NewCollector(t, e),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
-		if err := reg.Register(c); err != nil {
+		if err := reg.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 			return err
 		}
 	}
-	return nil
+	return reg.Register(NewCollector(t, e))
 }
 
 // Handler returns the http.Handler of g's exposition, for a server of

@@ -551,5 +551,5 @@ func TestMetrics_connectionsRefusedAndClosed(t *testing.T) {
 	want(t, f, 1, "jsonrpc_server_connections_closed_total", "reason", "read_timeout")
 	want(t, f, 1, "jsonrpc_server_connections_closed_total", "reason", "protocol")
 	want(t, f, 1, "jsonrpc_server_connections_closed_total", "reason", "client")
-	want(t, f, 4, "jsonrpc_server_connections_accepted_total") // idle, partial, bad, third; the scrape's own comes after
+	want(t, f, 5, "jsonrpc_server_connections_accepted_total") // idle, partial, bad, third, and the scrape's own
 }
