@@ -19,7 +19,9 @@
 // says, 415 otherwise); the reply is 200 application/json, or 204 when
 // there is nothing to reply; keep-alive, pipelining, chunked bodies and
 // Expect: 100-continue work; GET of the health path answers 200
-// (handler.IsHealthCheck); an HTTP/1.1 request needs exactly one Host
+// (handler.IsHealthCheck), and GET of a page's path (WithPage: the
+// Prometheus exposition of engine/metrics, say) answers the page, made
+// on a worker; an HTTP/1.1 request needs exactly one Host
 // header (400 otherwise). Chunk extensions and trailers count against
 // MaxHeaderSize in all (413, 431). Over a stream each reply is followed by
 // "\n" and replies may come in any order.

@@ -158,4 +158,16 @@
 //
 // None of them allocates per call, and a table without them runs its
 // methods as directly as before.
+//
+// # Seeing inside
+//
+// WithMetrics counts every call per method — started, handled by code,
+// its duration in a histogram — in counters made at registration and
+// striped per CPU; Table.Metrics and Table.LimitRefusals read them, and
+// package engine/metrics exports them to Prometheus. WithAccessLog logs
+// one record per message through log/slog, sampled, slow messages
+// always. Neither allocates for a call it does not log. MethodInfo keeps
+// the Go types of each method's params and result (and Summary, Errors,
+// Notifies) for discovery: package handler/openrpc answers rpc.discover,
+// registered with RegisterExtension, the way to serve an "rpc." name.
 package handler
