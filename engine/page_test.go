@@ -329,24 +329,8 @@ func TestPage_panicAnswers500(t *testing.T) {
 // TestPage_busyAnswers503: with the one worker taken, a page is answered
 // 503 at once, in order; once it is free, the page is served.
 func TestPage_busyAnswers503(t *testing.T) {
-	workers := pool.NewWorkers(1, 0)
-	defer workers.Close()
-	tab := handler.NewTable(handler.WithLogger(quiet()))
-	demo.Register(tab)
-	entered, release := make(chan struct{}, 1), make(chan struct{})
-	handler.Register(tab, "hold", func(context.Context, handler.Raw) (int, error) {
-		entered <- struct{}{}
-		<-release
-		return 1, nil
-	})
-	_, tcp, _ := startEngine(t, tab, engine.WithWorkers(workers), engine.WithPage(fixedPage("/p", 3)))
-	holder := dialPage(t, tcp)
-	holder.write(t, rpcCall("hold", "[]", 1))
-	select {
-	case <-entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("hold never ran")
-	}
+	release := make(chan struct{})
+	tcp, holder := startHolding(t, release, 1)
 	pc := dialPage(t, tcp)
 	pc.write(t, rpcCall("add", "[1,2]", 2)+getPage("/p", "")+rpcCall("add", "[2,2]", 3))
 	if resp, body := pc.read(t, "POST"); resp.StatusCode != 200 || !strings.Contains(body, `"result":3`) {
@@ -377,27 +361,11 @@ func TestPage_busyAnswers503(t *testing.T) {
 // TestPage_busyBehindHeldReply: a page answered 503 behind a reply
 // still on a worker waits for it: the responses keep request order.
 func TestPage_busyBehindHeldReply(t *testing.T) {
-	workers := pool.NewWorkers(1, 0)
-	defer workers.Close()
-	tab := handler.NewTable(handler.WithLogger(quiet()))
-	demo.Register(tab)
-	entered, release := make(chan struct{}, 1), make(chan struct{})
+	release := make(chan struct{})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
 	defer free()
-	handler.Register(tab, "hold", func(context.Context, handler.Raw) (int, error) {
-		entered <- struct{}{}
-		<-release
-		return 7, nil
-	})
-	_, tcp, _ := startEngine(t, tab, engine.WithWorkers(workers), engine.WithPage(fixedPage("/p", 3)))
-	pc := dialPage(t, tcp)
-	pc.write(t, rpcCall("hold", "[]", 1))
-	select {
-	case <-entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("hold never ran")
-	}
+	_, pc := startHolding(t, release, 7)
 	pc.write(t, getPage("/p", "")+rpcCall("add", "[1,2]", 2)+getPage("/p", "Connection: close\r\n"))
 	time.Sleep(30 * time.Millisecond)
 	free()
@@ -614,4 +582,31 @@ func TestPage_whileStoppingSaysClose(t *testing.T) {
 	if !page.Close {
 		t.Errorf("the page answered while stopping says keep-alive (Connection %q); the call's reply says close", page.Header.Get("Connection"))
 	}
+}
+
+// startHolding starts an engine with one worker and the page /p, and
+// takes the worker with a call of "hold" on a connection of its own,
+// which answers result once release is closed; it returns the address
+// and that connection.
+func startHolding(t *testing.T, release <-chan struct{}, result int) (string, *pageConn) {
+	t.Helper()
+	workers := pool.NewWorkers(1, 0)
+	t.Cleanup(workers.Close)
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	entered := make(chan struct{}, 1)
+	handler.Register(tab, "hold", func(context.Context, handler.Raw) (int, error) {
+		entered <- struct{}{}
+		<-release
+		return result, nil
+	})
+	_, tcp, _ := startEngine(t, tab, engine.WithWorkers(workers), engine.WithPage(fixedPage("/p", 3)))
+	holder := dialPage(t, tcp)
+	holder.write(t, rpcCall("hold", "[]", 1))
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("hold never ran")
+	}
+	return tcp, holder
 }
