@@ -269,7 +269,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue", "max-output-budget"}},
 		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
 		{"event loops and workers", []string{"loops", "workers", "queue"}},
-		{"operating it (see README: Operating it)", []string{"metrics", "access-log", "access-log-sample", "slow-call", "log-slow", "discover"}},
+		{"operating it (see README: Operating it)", []string{"metrics", "access-log", "access-log-sample", "slow-call,log-slow", "discover"}},
 		{"logging and profiling", []string{"v", "cpuprofile"}},
 	},
 	examples: `  jetrpc serve                                      # http://, ws:// and tcp://127.0.0.1:8080
