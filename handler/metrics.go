@@ -4,7 +4,8 @@ package handler
 // per method — started, handled by code, its duration in a histogram —
 // and its batches, in counters made when a method is registered: each
 // method holds its own, so an observation is a few atomic adds, no lock,
-// no map, no allocation. Counters are striped: each dispatch state (one
+// no map, no allocation (and the successes of a burst given one Pending
+// are tallied without atomics until Pending.Flush). Counters are striped: each dispatch state (one
 // per event loop, and pooled per P on workers) adds to its own stripe, so
 // the loops of a busy server do not fight over one cache line; a reader
 // (Table.Metrics) sums the stripes. Codes have fixed slots for the

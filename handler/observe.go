@@ -91,7 +91,7 @@ func (tm *tableMetrics) of(r *parser.Request, m *method) *methodMetrics {
 
 // begin returns the start of a message's handling: now, or, for one of
 // a burst of messages given the same Pending, when the one before it
-// ended (see Pending.Fresh) — one clock reading per message.
+// ended (see Pending.Flush) — one clock reading per message.
 func begin(later *Pending) int64 {
 	if later != nil && later.clock != 0 { // set only in bursts (Pending.Flush)
 		return later.clock

@@ -84,8 +84,10 @@ for r in $(seq "$rounds"); do
   done
 done
 
-# Medians, and the ratios new/old (throughput, CPU per request) and, for
-# each -sleep0 scenario, blocking/inline within each binary.
+# Medians, and the ratios new/old (throughput, CPU per request; "paired":
+# the median of each round's own new/old CPU ratio, which the drift of a
+# shared machine between rounds does not move) and, for each -sleep0
+# scenario, blocking/inline within each binary.
 echo
 echo "medians of $rounds rounds of ${secs}s:"
 awk '
@@ -96,13 +98,15 @@ awk '
     return (k % 2) ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
   }
   END {
-    printf "0 %-14s %10s %10s %7s   %8s %8s %7s\n", "scenario", "old req/s", "new req/s", "new/old", "old us", "new us", "new/old"
+    printf "0 %-14s %10s %10s %7s   %8s %8s %7s %7s\n", "scenario", "old req/s", "new req/s", "new/old", "old us", "new us", "new/old", "paired"
     for (key in n) { split(key, p, " "); seen[p[1]] = 1 }
     for (s in seen) {
       o = s " old"; w = s " new"
       R[s, "old"] = med(rps, o, n[o]); R[s, "new"] = med(rps, w, n[w])
       C[s, "old"] = med(cpu, o, n[o]); C[s, "new"] = med(cpu, w, n[w])
-      printf "1 %-14s %10.0f %10.0f %7.2f   %8.2f %8.2f %7.2f\n", s, R[s, "old"], R[s, "new"], R[s, "new"] / R[s, "old"], C[s, "old"], C[s, "new"], C[s, "new"] / C[s, "old"]
+      k = (n[o] < n[w]) ? n[o] : n[w]
+      for (i = 1; i <= k; i++) ratio[s, i] = cpu[w, i] / cpu[o, i]
+      printf "1 %-14s %10.0f %10.0f %7.2f   %8.2f %8.2f %7.2f %7.3f\n", s, R[s, "old"], R[s, "new"], R[s, "new"] / R[s, "old"], C[s, "old"], C[s, "new"], C[s, "new"] / C[s, "old"], med(ratio, s, k)
     }
     for (s in seen) if (s ~ /-sleep0$/) {
       i = s; sub(/-sleep0$/, "", i)
