@@ -175,6 +175,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	e, r := c.e, &h.req
 	keep := r.KeepAlive && !r.HasBody()
 	why := closeByClient // when the connection does not persist
+	page := e.pageFor(r.Method, r.Target)
 	mark := len(out)
 	switch {
 	case !h.hostAllowed(c, r):
@@ -187,7 +188,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.origin)
 	case handler.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
 		out = appendHealth(out, keep, r.Minor, h.origin)
-	case e.pageFor(r.Method, r.Target) != nil:
+	case page != nil:
 		if e.opts.Authorize != nil {
 			c.call.Meta.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)
 			if status := c.authorize(); status != 0 {
@@ -195,7 +196,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 				break
 			}
 		}
-		out = h.page(c, out, e.pageFor(r.Method, r.Target), keep)
+		out = h.page(c, out, page, keep)
 	case e.opts.CORS.Enabled() && isPreflight(r, h.head):
 		out = appendPreflight(c, out, r, keep)
 	default:

@@ -469,7 +469,6 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 			t.obs.start(st, r, m)
 		}
 		var out []byte
-		st.code = 0 // a method's success leaves it as it was
 		switch {
 		case t.direct(m):
 			out = m.impl.invoke(ctx, st, dst)
@@ -494,7 +493,6 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 // the caller waits for it or for its deadline — and appends its reply.
 func (t *Table) runSingle(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
 	before := len(dst)
-	st.code = 0 // a method's success leaves it as it was
 	switch {
 	case m != nil && m.timeout > 0 && !m.inline:
 		dst = t.timedSingle(ctx, st, dst, r, m)
@@ -516,7 +514,6 @@ func notFound(dst []byte, r *parser.Request) []byte {
 // runElem runs one planned batch element, appending its reply (if any).
 func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) []byte {
 	before := len(dst)
-	st.code = 0 // a method's success leaves it as it was
 	if t.direct(e.m) {
 		st.req = &e.req
 		dst = e.m.impl.invoke(ctx, st, dst)

@@ -391,7 +391,6 @@ func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *par
 		}
 		d.start(ctx, dl)
 		before := len(dst)
-		st.code, st.err = 0, nil // the outcome below is this call's alone
 		dst = m.impl.invoke(d, st, dst)
 		d.end()
 		if st.code == CodeDeadline && st.err == context.DeadlineExceeded && !r.Notification {

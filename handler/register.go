@@ -301,6 +301,7 @@ type typed[P, R any] struct {
 
 func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte {
 	req := st.req
+	st.code = 0 // the outcome is this call's alone: a success leaves it so (st.err goes with a code)
 	var (
 		r     R
 		err   error
