@@ -51,7 +51,9 @@ type Engine struct {
 	loops    map[gnet.EventLoop]*loopState
 	state    int // stateNew, stateRunning, stateDraining, stateStopped
 	nconns   atomic.Int64
-	draining atomic.Bool
+	draining atomic.Bool // Stop has begun
+	unready  atomic.Bool // Drain was called: the health check answers 503
+	notice   []byte      // the close notice (Options.CloseNotice), nil without one; immutable
 	now      atomic.Int64 // coarse clock (unix nanos), set by the ticker
 	maxConns int          // MaxConns, lowered to what the file descriptor limit allows
 	budget   budget       // MaxOutputBudget: the bytes held for all connections (budget.go)
@@ -91,9 +93,29 @@ func New(t *handler.Table, opts ...Option) *Engine {
 	if e.opts.CORS.Enabled() {
 		e.preflight = e.opts.CORS.PreflightHeaders()
 	}
+	if e.opts.CloseNotice != "" {
+		b := append([]byte(`{"jsonrpc":"2.0","method":`), handler.AppendString(nil, e.opts.CloseNotice)...)
+		e.notice = append(b, `,"params":{"reason":"server stopping"}}`...)
+	}
 	e.now.Store(time.Now().UnixNano())
 	return e
 }
+
+// Drain takes the engine out of a load balancer's pool without stopping
+// it: from now on the health check (Options.HealthPath) answers 503
+// {"status":"draining"}, while new connections and calls are served as
+// before. Stop follows, after the time the balancer's health checks need
+// to notice (Run waits Options.DrainGrace). Drain cannot be undone; it
+// is safe from any goroutine and more than once.
+func (e *Engine) Drain() {
+	if !e.unready.Swap(true) {
+		e.opts.Logger.Info("jetrpc: draining: the health check answers 503; calls are still served")
+	}
+}
+
+// Ready reports whether the health check answers 200: false once Drain
+// or Stop has been called.
+func (e *Engine) Ready() bool { return !e.unready.Load() && !e.draining.Load() }
 
 // Addrs returns the bound addresses of the listeners, in the order given,
 // once Start has returned (a port 0 is resolved here).
@@ -159,9 +181,11 @@ func (e *Engine) Start() error {
 	return nil
 }
 
-// Run starts the engine and serves until ctx is done, then stops it
-// gracefully, waiting at most Options.StopTimeout for the requests in
-// flight. It returns nil after a clean stop, the error of Start, or the
+// Run starts the engine and serves until ctx is done, then drains it
+// for Options.DrainGrace (Drain: the health check answers 503 while
+// calls are still served) and stops it gracefully, waiting at most
+// Options.StopTimeout for the requests in flight. It returns nil after a
+// clean stop, the error of Start, or the
 // error of Stop (context.DeadlineExceeded when requests were still
 // running at the timeout). The usual main is
 //
@@ -175,9 +199,28 @@ func (e *Engine) Run(ctx context.Context) error {
 		return err
 	}
 	<-ctx.Done()
+	e.DrainFor(e.opts.DrainGrace, nil)
 	stop, cancel := context.WithTimeout(context.Background(), e.opts.StopTimeout)
 	defer cancel()
 	return e.Stop(stop)
+}
+
+// DrainFor calls Drain, then waits for grace to pass or for cut to be
+// closed (a nil cut never is), whichever comes first: the drain of a
+// rolling deploy, before Stop. With grace 0 it returns at once, without
+// calling Drain (Stop makes the health check answer 503 anyway).
+func (e *Engine) DrainFor(grace time.Duration, cut <-chan struct{}) {
+	if grace <= 0 {
+		return
+	}
+	e.Drain()
+	e.opts.Logger.Info("jetrpc: stopping after the drain grace", "grace", grace)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-cut:
+	}
 }
 
 // stopGrace is how long Stop waits, once its context has ended and the

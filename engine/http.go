@@ -187,7 +187,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		e.stats.tooLarge.Add(1)
 		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.origin)
 	case handler.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
-		out = appendHealth(out, keep, r.Minor, h.origin)
+		out = appendHealth(out, e.Ready(), keep, r.Minor, h.origin)
 	case page != nil:
 		if e.opts.Authorize != nil {
 			c.call.Meta.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)

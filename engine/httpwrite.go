@@ -32,6 +32,7 @@ func updateDate(now time.Time) {
 const (
 	statusLine200 = "HTTP/1.1 200 OK\r\n"
 	statusLine204 = "HTTP/1.1 204 No Content\r\n"
+	statusLine503 = "HTTP/1.1 503 Service Unavailable\r\n"
 )
 
 // appendHeadStart appends a status line and the headers every response
@@ -138,14 +139,23 @@ func appendReply(dst, body []byte, keepAlive bool, minor int, origin string) []b
 	return append(dst, body...)
 }
 
-// appendHealth answers the health check.
-func appendHealth(dst []byte, keepAlive bool, minor int, origin string) []byte {
-	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, origin)
+// appendHealth answers the health check: 200 HealthBody while the
+// engine is ready, 503 DrainingBody once it drains or stops.
+func appendHealth(dst []byte, ready, keepAlive bool, minor int, origin string) []byte {
+	status, body := statusLine200, handler.HealthBody
+	if !ready {
+		status, body = statusLine503, DrainingBody
+	}
+	dst = appendHeadStart(dst, status, keepAlive, minor, origin)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
-	dst = strconv.AppendInt(dst, int64(len(handler.HealthBody)), 10)
+	dst = strconv.AppendInt(dst, int64(len(body)), 10)
 	dst = append(dst, "\r\n\r\n"...)
-	return append(dst, handler.HealthBody...)
+	return append(dst, body...)
 }
+
+// DrainingBody is the body of the 503 reply to a health check once the
+// engine drains (Engine.Drain) or stops.
+const DrainingBody = `{"status":"draining"}`
 
 // appendStatus answers an HTTP-level refusal with its text body
 // (handler.HTTPErrorText, as net/http's adapter sends).

@@ -65,6 +65,10 @@ const (
 	// DefaultStopTimeout is how long Run waits, once its context is done,
 	// for the requests in flight before it stops anyway.
 	DefaultStopTimeout = 10 * time.Second
+	// DefaultCloseNotice is the method name of the notification jetrpc
+	// serve --close-notice sends before closing a connection when
+	// stopping (Options.CloseNotice).
+	DefaultCloseNotice = "server_closing"
 )
 
 // Options configures an Engine. The zero value means the defaults; each
@@ -174,6 +178,20 @@ type Options struct {
 	// StopTimeout is how long Run waits for the requests in flight once
 	// its context is done (see Stop); 0 means DefaultStopTimeout.
 	StopTimeout time.Duration
+	// DrainGrace is how long Run keeps serving once its context is done,
+	// with the health check answering 503 (Drain), before it stops: the
+	// time a load balancer's health check needs to take the node out of
+	// its pool, for rolling deploys. 0 (the default) stops at once.
+	DrainGrace time.Duration
+	// CloseNotice, when not empty, is the method of a notification sent
+	// to every WebSocket and stream client just before the engine closes
+	// its connection when stopping (after the replies in flight):
+	// {"jsonrpc":"2.0","method":CloseNotice,"params":{"reason":"server stopping"}}.
+	// A client that gets it can reconnect, to another node behind the
+	// load balancer, and subscribe again. A WebSocket then gets the close
+	// code 1001 (going away), with or without it. DefaultCloseNotice is
+	// the name jetrpc serve uses.
+	CloseNotice string
 	// Logger receives the engine's logs (and gnet's warnings and errors);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -252,6 +270,12 @@ func WithMaxOutputBudget(n int) Option { return func(o *Options) { o.MaxOutputBu
 // WithStopTimeout sets Options.StopTimeout.
 func WithStopTimeout(d time.Duration) Option { return func(o *Options) { o.StopTimeout = d } }
 
+// WithDrainGrace sets Options.DrainGrace.
+func WithDrainGrace(d time.Duration) Option { return func(o *Options) { o.DrainGrace = d } }
+
+// WithCloseNotice sets Options.CloseNotice.
+func WithCloseNotice(method string) Option { return func(o *Options) { o.CloseNotice = method } }
+
 // WithLogger sets Options.Logger.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
 
@@ -298,6 +322,9 @@ func (o *Options) fill() {
 	}
 	if o.StopTimeout <= 0 {
 		o.StopTimeout = DefaultStopTimeout
+	}
+	if o.DrainGrace < 0 {
+		o.DrainGrace = 0
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
