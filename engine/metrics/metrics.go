@@ -82,6 +82,8 @@ var (
 		"Server messages dropped: the client's queue was full, or its connection closed.")
 	descSlow = desc("slow_consumers_closed_total",
 		"Connections closed because the client did not read: write timeout, push queue or output budget.")
+	descReady = desc("ready",
+		"1 while the health check answers 200; 0 once the server drains (engine.Drain, jetrpc serve --drain-grace) or stops.")
 )
 
 // Collector is a prometheus.Collector of a table's metrics and, when it
@@ -105,7 +107,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	if c.e != nil {
-		for _, d := range []*prometheus.Desc{descConns, descAccepted, descRefused, descClosed, descIn, descOut, descInFlight, descBusy, descUpgrades, descPushed, descDropped, descSlow} {
+		for _, d := range []*prometheus.Desc{descConns, descAccepted, descRefused, descClosed, descIn, descOut, descInFlight, descBusy, descUpgrades, descPushed, descDropped, descSlow, descReady} {
 			ch <- d
 		}
 	}
@@ -121,6 +123,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectTable(ch, s)
 	if s != nil {
 		collectEngine(ch, s)
+		ready := int64(0)
+		if c.e.Ready() {
+			ready = 1
+		}
+		gauge(ch, descReady, ready)
 	}
 }
 
