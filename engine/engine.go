@@ -104,7 +104,9 @@ func New(t *handler.Table, opts ...Option) *Engine {
 // Drain takes the engine out of a load balancer's pool without stopping
 // it: from now on the health check (Options.HealthPath) answers 503
 // {"status":"draining"}, while new connections and calls are served as
-// before. Stop follows, after the time the balancer's health checks need
+// before, except that HTTP replies say Connection: close, so that
+// keep-alive clients connect again (through the balancer, to a node that
+// is ready). WebSocket and stream connections stay open. Stop follows, after the time the balancer's health checks need
 // to notice (Run waits Options.DrainGrace). Drain cannot be undone; it
 // is safe from any goroutine and more than once.
 func (e *Engine) Drain() {

@@ -287,7 +287,7 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 	if r.Minor == 1 {
 		tag |= tagHTTP11
 	}
-	keep := r.KeepAlive && !c.e.draining.Load() // stopping: tell the client not to reuse the connection
+	keep := r.KeepAlive && c.e.Ready() // draining or stopping: tell the client not to reuse the connection
 	mark := len(out)
 	digits := lengthDigits(c.loop.guess.n)
 	out = appendReplyHead(out, keep, r.Minor, digits, h.origin)
@@ -360,7 +360,7 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 			if j.tag&tagHTTP11 != 0 {
 				minor = 1
 			}
-			keep := j.tag&tagKeepAlive != 0 && !c.e.draining.Load()
+			keep := j.tag&tagKeepAlive != 0 && c.e.Ready()
 			out = appendReply(out, j.out, keep, minor, j.origin)
 		}
 		j.release()

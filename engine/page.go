@@ -82,7 +82,7 @@ func (j *job) runPage() {
 		minor = 1
 	}
 	keep := func() bool { // when the response is made: stopping, the client is told not to reuse the connection, as replies to calls are
-		return j.tag&tagKeepAlive != 0 && !j.c.e.draining.Load()
+		return j.tag&tagKeepAlive != 0 && j.c.e.Ready()
 	}
 	body := pool.Responses.Get()
 	defer func() {
