@@ -51,9 +51,9 @@ type Engine struct {
 	loops    map[gnet.EventLoop]*loopState
 	state    int // stateNew, stateRunning, stateDraining, stateStopped
 	nconns   atomic.Int64
-	draining atomic.Bool // Stop has begun
-	unready  atomic.Bool // Drain was called: the health check answers 503
-	notice   []byte      // the close notice (Options.CloseNotice), nil without one; immutable
+	draining atomic.Bool  // Stop has begun
+	unready  atomic.Bool  // Drain was called: the health check answers 503
+	notice   []byte       // the close notice (Options.CloseNotice), nil without one; immutable
 	now      atomic.Int64 // coarse clock (unix nanos), set by the ticker
 	maxConns int          // MaxConns, lowered to what the file descriptor limit allows
 	budget   budget       // MaxOutputBudget: the bytes held for all connections (budget.go)
