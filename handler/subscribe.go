@@ -36,6 +36,9 @@ type Subscription struct {
 	cancel context.CancelFunc
 	reg    *subscriptions
 	mu     sync.Mutex // a notification is checked and queued, or the subscription ended: not both at once
+
+	prefixOnce sync.Once
+	prefix     []byte // {"jsonrpc":"2.0","method":M,"params":{"subscription":ID,"result": — made once, for topics
 }
 
 // ID returns the subscription's id, as the client knows it.
@@ -64,6 +67,27 @@ func (s *Subscription) Notify(result any) error {
 		return ErrConnClosed
 	}
 	return Notify(s.conn, s.method, subscriptionParams{s.id, result})
+}
+
+// makePrefix makes s.prefix: a notification of s without its result
+// and the closing "}}".
+func (s *Subscription) makePrefix() {
+	b := make([]byte, 0, 80+len(s.method)+len(s.id))
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = AppendString(b, s.method)
+	b = append(b, `,"params":{"subscription":`...)
+	b = AppendString(b, s.id)
+	s.prefix = append(b, `,"result":`...)
+}
+
+// send queues msg, a whole notification of s, unless s has ended.
+func (s *Subscription) send(msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return ErrConnClosed
+	}
+	return s.conn.Send(msg)
 }
 
 // Unsubscribe ends the subscription from the server's side. The client

@@ -16,9 +16,13 @@ var (
 	descTopicInvalid = desc("topic_messages_invalid_total",
 		"Messages from the broker dropped for not being one JSON value.")
 	descTopicPublishFailed = desc("topic_publish_failures_total",
-		"Publications on this node the broker refused (their local deliveries were made).")
+		"Publications on this node the broker refused (their local deliveries were made; the log says when refusals begin and end).")
 	descTopicDelivered = desc("topic_deliveries_total",
 		"Topic notifications by outcome: taken by a local connection (sent), or refused by one closed or too slow to read (dropped).", "outcome")
+	descTopicBacklog = desc("topic_publish_backlog_bytes",
+		"Bytes of topic messages queued by publish calls that wait for their fan-out and their broker publication.")
+	descTopicBacklogFull = desc("topic_publish_refused_total",
+		"Topic messages refused (-32000) because the publish backlog was full: the fan-out or the broker is behind.")
 	descBrokerUp = desc("broker_connected",
 		"1 while the connection to the broker is up, 0 while it is down (messages of other nodes are missed meanwhile).")
 )
@@ -41,7 +45,7 @@ func NewTopicsCollector(h *handler.Topics, connected func() bool) *TopicsCollect
 
 // Describe implements prometheus.Collector.
 func (c *TopicsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTopics, descTopicSubs, descTopicMessages, descTopicInvalid, descTopicPublishFailed, descTopicDelivered} {
+	for _, d := range []*prometheus.Desc{descTopics, descTopicSubs, descTopicMessages, descTopicInvalid, descTopicPublishFailed, descTopicDelivered, descTopicBacklog, descTopicBacklogFull} {
 		ch <- d
 	}
 	if c.connected != nil {
@@ -60,6 +64,8 @@ func (c *TopicsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(ch, descTopicPublishFailed, s.PublishFail)
 	counter(ch, descTopicDelivered, s.Delivered, "sent")
 	counter(ch, descTopicDelivered, s.Dropped, "dropped")
+	gauge(ch, descTopicBacklog, s.Backlog)
+	counter(ch, descTopicBacklogFull, s.BacklogFull)
 	if c.connected != nil {
 		up := int64(0)
 		if c.connected() {

@@ -68,6 +68,8 @@ func TestTopics_seriesMoveWithMessages(t *testing.T) {
 	want(t, fams, 0, "jsonrpc_server_topic_publish_failures_total")
 	want(t, fams, 1, "jsonrpc_server_topic_subscribers")
 	want(t, fams, 1, "jsonrpc_server_topics")
+	want(t, fams, 0, "jsonrpc_server_topic_publish_backlog_bytes")
+	want(t, fams, 0, "jsonrpc_server_topic_publish_refused_total")
 	up = false
 	c.Close() // the subscriber leaves: the topic and its broker subscription go
 	deadline := time.Now().Add(10 * time.Second)
