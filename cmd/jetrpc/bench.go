@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ import (
 var benchUsage = commandUsage{
 	dash: "-",
 	head: `usage: jetrpc bench [flags] [target]
+       jetrpc bench --subscribe TOPIC [flags] [ws://node/ ...]
 
 jetrpc bench is a JSON-RPC-aware load generator. It opens -c connections
 to the target and calls -method with -params over them for -d (after a
@@ -48,6 +50,20 @@ A server that wants authentication gets -header lines and, with
 -jwt-secret, an Engine API JWT (geth's authrpc port) with every HTTP
 request and with the WebSocket upgrade; a tcp:// or unix:// stream has no
 headers to carry them.
+
+With --subscribe TOPIC it measures the fan-out of a topic instead:
+-subscribers WebSocket connections, spread round-robin over the ws://
+URLs given (the nodes of one service), each subscribe to TOPIC with
+topic_subscribe; then one publisher, on its own connection, sends
+topic_publish at -publish-rate for -d (or -publishes times), an open loop
+whose payloads carry their sequence number and intended send time. It
+prints the deliveries expected (publishes × subscribers), made, lost,
+duplicated and out of order, and the delivery latency percentiles (read
+time minus intended send time), and exits with status 2 when more than
+-max-lost deliveries were lost, a subscriber failed or dropped, or the
+publisher got an error. Of the other flags, -d, -timeout, -header,
+-jwt-secret, -json and -q apply. With no URL it measures the bundled
+server in-process.
 `,
 	groups: []flagGroup{
 		{"load", []string{"c", "d", "n", "warmup", "rate", "pipeline"}},
@@ -55,6 +71,8 @@ headers to carry them.
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"output", []string{"json", "plot", "q", "metrics"}},
+		{"fan-out (--subscribe; ws:// targets)", []string{"subscribe", "subscribers", "publish-rate", "publishes", "publish-url",
+			"payload-size", "drain", "max-lost", "connect-concurrency"}},
 	},
 	examples: `  jetrpc bench                                      # the in-process server, 5s
   taskset -c 0 jetrpc serve --loops 1 &             # fairer: the server on its own core,
@@ -69,6 +87,8 @@ headers to carry them.
   jetrpc bench -metrics http://127.0.0.1:9100/metrics http://127.0.0.1:8080/
   jetrpc bench -header 'X-API-Key: s3cret' -header 'X-Tenant: a' ws://127.0.0.1:8080/
   jetrpc bench -jwt-secret jwt.hex -method eth_chainId -params '[]' http://127.0.0.1:8551/  # geth's auth port
+  jetrpc bench --subscribe news -subscribers 10000 -publish-rate 100 -d 10s ws://127.0.0.1:8080/
+  jetrpc bench --subscribe news -json -max-lost 10 ws://10.0.0.1:8080/ ws://10.0.0.2:8080/  # two nodes
 `,
 }
 
@@ -78,6 +98,8 @@ type benchFlags struct {
 	asJSON bool
 	plot   string
 	quiet  bool
+	topic  string             // --subscribe: a fan-out run
+	fan    bench.FanoutConfig // the fan-out flags; the shared ones are copied from bench.Config
 }
 
 // newBenchFlags defines the flags of jetrpc bench on a new FlagSet; the
@@ -86,7 +108,7 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	b := &benchFlags{}
 	fs.IntVar(&cfg.Conns, "c", bench.DefaultConns, "connections")
-	fs.DurationVar(&cfg.Duration, "d", 0, "measured duration (default 10s; 5s against the in-process server)")
+	fs.DurationVar(&cfg.Duration, "d", 0, "measured duration (default 10s; 5s against the in-process server); with --subscribe, how long to publish")
 	fs.Int64Var(&cfg.Requests, "n", 0, "stop after this many requests instead of a duration")
 	fs.DurationVar(&cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured warm-up before measuring; 0 for none")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `rate` requests/s in all, latency from intended send times (0: closed loop)")
@@ -98,7 +120,8 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.StringVar(&b.bodies, "bodies", "", "a `file` of request bodies, one JSON-RPC message per line, sent in turn (instead of -method and -params)")
 	fs.BoolVar(&cfg.ExpectError, "expect-error", false, "the calls are expected to fail")
 	fs.BoolVar(&cfg.NoCheck, "no-check", false, "frame replies without checking them (for fixed-reply ceiling servers)")
-	fs.DurationVar(&cfg.Timeout, "timeout", bench.DefaultTimeout, "longest wait for a reply; also the most the run waits after the end for replies in flight")
+	fs.DurationVar(&cfg.Timeout, "timeout", bench.DefaultTimeout, "longest wait for a reply; also the most the run waits after the end for replies in flight "+
+		"(with --subscribe: for a dial, an upgrade, the subscribe replies and a publish's write)")
 	fs.Var(headerFlag{&cfg.Header}, "header", "send `header`, written 'Name: Value', with every HTTP request and the WebSocket upgrade; "+
 		"repeatable (Host, Content-Length, Content-Type, Transfer-Encoding, Connection, Upgrade and Sec-WebSocket-* are the tool's own)")
 	fs.Var(jwtSecretFlag{&cfg.JWTSecret, new(string)}, "jwt-secret", "send Authorization: Bearer with an HS256 JWT signed with the 32-byte hex secret in `file` "+
@@ -108,7 +131,42 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
 	fs.StringVar(&cfg.MetricsURL, "metrics", "", "read the server's Prometheus metrics at `URL` (jetrpc serve --metrics) when the measured window opens and closes, "+
 		"and print its own view (calls handled, errors by code, rate, p50/p99 handling time) beside the client's")
+	newFanoutFlags(fs, b)
 	return fs, b
+}
+
+// newFanoutFlags defines the flags of a fan-out run (--subscribe) on fs.
+func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
+	f := &b.fan
+	fs.StringVar(&b.topic, "subscribe", "", "measure the fan-out of `topic`: subscribers subscribe to it with topic_subscribe, "+
+		"a publisher publishes on it with topic_publish, and every delivery is checked and timed")
+	fs.IntVar(&f.Subscribers, "subscribers", bench.DefaultSubscribers, "subscribers, one WebSocket connection each, spread round-robin over the URLs")
+	fs.Float64Var(&f.PublishRate, "publish-rate", bench.DefaultPublishRate, "publishes per second, an open loop: each payload carries its intended send time")
+	fs.Int64Var(&f.Publishes, "publishes", 0, "stop after this many publishes instead of -d")
+	fs.StringVar(&f.PublishURL, "publish-url", "", "the publisher's node, a ws:// `URL` (default the first URL)")
+	fs.IntVar(&f.PayloadSize, "payload-size", 0, "pad each payload, {\"seq\":N,\"t\":T}, to at least this many `bytes`")
+	fs.DurationVar(&f.Drain, "drain", bench.DefaultDrain, "after the last publish, the longest wait for the deliveries still due (the run goes on once all are in); 0 for none")
+	fs.Int64Var(&f.MaxLost, "max-lost", 0, "lost deliveries tolerated before the exit status is 2; -1 for any")
+	fs.IntVar(&f.ConnectConcurrency, "connect-concurrency", bench.DefaultConnectConcurrency, "connections dialed at once while connecting the subscribers")
+}
+
+// Flags of one mode of jetrpc bench, refused in the other.
+var (
+	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "pipeline", "method", "params", "batch", "notify", "bodies",
+		"expect-error", "no-check", "plot", "metrics"}
+	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
+		"connect-concurrency"}
+)
+
+// setFlag returns the first of names set on the command line, or "".
+func setFlag(fs *flag.FlagSet, names []string) string {
+	found := ""
+	fs.Visit(func(f *flag.Flag) {
+		if found == "" && slices.Contains(names, f.Name) {
+			found = f.Name
+		}
+	})
+	return found
 }
 
 // runBench is `jetrpc bench`.
@@ -122,6 +180,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() == 1 && fs.Arg(0) == "help" { // jetrpc bench help
 		benchUsage.write(stdout, fs)
 		return nil
+	}
+	if b.topic != "" {
+		return runFanout(ctx, fs, &cfg, b, stdout, stderr)
+	}
+	if name := setFlag(fs, fanoutOnlyFlags); name != "" {
+		return usageError(fs, &benchUsage, stderr, fmt.Errorf("-%s applies to a fan-out run: it needs --subscribe TOPIC", name))
 	}
 	if fs.NArg() > 1 {
 		return usageError(fs, &benchUsage, stderr, fmt.Errorf("one target at most, not %q", fs.Args()))
@@ -326,4 +390,108 @@ func inProcessServer() (stop func(), target string, err error) {
 		_ = e.Stop(ctx)
 	}
 	return stop, "http://" + e.Addrs()[0].String() + "/", nil
+}
+
+// runFanout is `jetrpc bench --subscribe TOPIC`: a fan-out run over the
+// URLs given, or the bundled server in-process.
+func runFanout(ctx context.Context, fs *flag.FlagSet, cfg *bench.Config, b *benchFlags, stdout, stderr io.Writer) error {
+	fc := b.fan
+	fc.Topic, fc.Targets = b.topic, fs.Args()
+	fc.Duration, fc.Timeout, fc.Header, fc.JWTSecret = cfg.Duration, cfg.Timeout, cfg.Header, cfg.JWTSecret
+	if err := checkFanoutFlags(fs, &fc); err != nil {
+		return usageError(fs, &benchUsage, stderr, err)
+	}
+	if err := checkAuthFlags(cfg, fs.Arg(0)); err != nil {
+		return usageError(fs, &benchUsage, stderr, err)
+	}
+	if !b.quiet && !b.asJSON {
+		if f, ok := stderr.(*os.File); ok && bench.IsTerminal(f) {
+			fc.Progress = stderr
+		}
+	}
+	if len(fc.Targets) == 0 {
+		stop, target, err := inProcessTopicServer()
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fc.Targets = []string{target}
+		if fc.Duration == 0 && fc.Publishes == 0 {
+			fc.Duration = 5 * time.Second
+		}
+		if !b.asJSON {
+			fmt.Fprintf(stdout, "No target given: measuring the fan-out of an in-process jetrpc server at %s.\n"+
+				"It shares the CPU with the load generator; for the fairer figure run jetrpc serve in its own process.\n\n", target)
+		}
+	}
+	res, err := bench.RunFanout(ctx, fc)
+	if err != nil {
+		return err
+	}
+	if b.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		res.WriteTable(stdout)
+	}
+	if !res.OK {
+		return fmt.Errorf("fan-out failed: %s", strings.Join(res.Failures, "; "))
+	}
+	return nil
+}
+
+// checkFanoutFlags refuses the flags that do not apply to a fan-out run,
+// values bench.FanoutConfig would take as "the default", and targets that
+// are not ws:// URLs; an explicit -drain 0 means none.
+func checkFanoutFlags(fs *flag.FlagSet, fc *bench.FanoutConfig) error {
+	if name := setFlag(fs, requestOnlyFlags); name != "" {
+		return fmt.Errorf("-%s does not apply to a fan-out run (--subscribe)", name)
+	}
+	switch {
+	case fc.Subscribers <= 0:
+		return fmt.Errorf("-subscribers %d: at least one", fc.Subscribers)
+	case !(fc.PublishRate > 0) || math.IsInf(fc.PublishRate, 0):
+		return fmt.Errorf("-publish-rate %v: a finite number of publishes/s, more than 0", fc.PublishRate)
+	case fc.Publishes < 0:
+		return fmt.Errorf("-publishes %d: a negative count", fc.Publishes)
+	case fc.PayloadSize < 0:
+		return fmt.Errorf("-payload-size %d: a negative size", fc.PayloadSize)
+	case fc.ConnectConcurrency <= 0:
+		return fmt.Errorf("-connect-concurrency %d: at least one", fc.ConnectConcurrency)
+	case fc.Drain < 0:
+		return fmt.Errorf("-drain %v: a negative wait", fc.Drain)
+	}
+	for _, u := range append(slices.Clone(fc.Targets), fc.PublishURL) {
+		if u != "" && !strings.HasPrefix(u, "ws://") {
+			return fmt.Errorf("%q: a fan-out run subscribes over WebSocket: each node is a ws:// URL", u)
+		}
+	}
+	if fc.PublishURL != "" && len(fc.Targets) == 0 {
+		return errors.New("-publish-url without a target: the in-process server is the only node")
+	}
+	if fc.Drain == 0 {
+		fc.Drain = -1 // none, where bench.FanoutConfig's zero means the default
+	}
+	return nil
+}
+
+// inProcessTopicServer starts the bundled server's topic methods on a free
+// port and returns its WebSocket URL.
+func inProcessTopicServer() (stop func(), target string, err error) {
+	quiet := slog.New(slog.DiscardHandler)
+	tab := handler.NewTable(handler.WithLogger(quiet))
+	demo.RegisterTopics(tab, handler.NewTopics(nil, quiet))
+	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet))
+	if err := e.Start(); err != nil {
+		return nil, "", err
+	}
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	}
+	return stop, "ws://" + e.Addrs()[0].String() + "/", nil
 }

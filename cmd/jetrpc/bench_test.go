@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +19,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jetrpc/jetrpc/bench"
+	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
 )
 
 // writeSecret writes a JWT secret file as geth does (0x, 64 hex digits,
@@ -137,5 +143,186 @@ func TestBench_auth(t *testing.T) {
 	args = []string{"bench", "-q", "-json", "-c", "1", "-n", "10", "-warmup", "0", "-header", "X-Api-Key: k1", srv.URL + "/"}
 	if err := run(context.Background(), args, io.Discard, io.Discard); err == nil || bad.Load() == 0 {
 		t.Fatalf("no JWT: err %v, %d refused", err, bad.Load())
+	}
+}
+
+// topicNode serves tab on loopback until the test ends and returns its
+// ws:// URL.
+func topicNode(t *testing.T, tab *handler.Table) string {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	})
+	return "ws://" + e.Addrs()[0].String() + "/"
+}
+
+// topicTable is jetrpc serve's topic methods over h; with dropEvery > 0,
+// its topic_publish answers every dropEvery-th publish 0 without
+// delivering it.
+func topicTable(h *handler.Topics, dropEvery int64) *handler.Table {
+	tab := handler.NewTable(handler.WithLogger(slog.New(slog.DiscardHandler)))
+	if dropEvery == 0 {
+		demo.RegisterTopics(tab, h)
+		return tab
+	}
+	if err := handler.RegisterTopics(tab, "topic", h); err != nil {
+		panic(err)
+	}
+	var calls atomic.Int64
+	handler.Register(tab, "topic_publish", func(_ context.Context, p demo.TopicParams) (int, error) {
+		if calls.Add(1)%dropEvery == 0 {
+			return 0, nil
+		}
+		return h.Publish(p.Name, p.Payload)
+	}, handler.Inline())
+	return tab
+}
+
+// TestBench_subscribe: jetrpc bench --subscribe against engines in the
+// process: one node, two nodes joined by a MemoryBus (the subscribers
+// spread over both), and the bundled server when no URL is given; the
+// table says every delivery was made, the JSON holds the counts.
+func TestBench_subscribe(t *testing.T) {
+	one := topicNode(t, topicTable(handler.NewTopics(nil, nil), 0))
+	bus := handler.NewMemoryBus()
+	a := topicNode(t, topicTable(handler.NewTopics(bus.Node(), nil), 0))
+	b := topicNode(t, topicTable(handler.NewTopics(bus.Node(), nil), 0))
+	flags := []string{"bench", "-q", "--subscribe", "news", "-subscribers", "60", "-publishes", "20", "-publish-rate", "400"}
+	for _, c := range []struct {
+		urls []string
+		want []string
+	}{
+		{[]string{one}, []string{"subscribers  60 asked, 60 subscribed in ", "1200 local deliveries reported",
+			"deliveries   1200 expected, 1200 delivered, 0 lost, 0 duplicated, 0 out of order\n", "latency      p50 ",
+			"result       ok: every expected delivery made, once and in order"}},
+		{[]string{a, b}, []string{"on 2 node(s): " + a + " " + b, "600 local deliveries reported",
+			"deliveries   1200 expected, 1200 delivered, 0 lost", "node 2       " + b + ": 30 subscribed, 600 delivered, 0 lost", "result       ok"}},
+		{nil, []string{"No target given: measuring the fan-out of an in-process jetrpc server", "1200 delivered, 0 lost", "result       ok"}},
+	} {
+		var out, errOut syncBuffer
+		if err := run(context.Background(), append(slices.Clone(flags), c.urls...), &out, &errOut); err != nil {
+			t.Fatalf("%q: %v\n%s%s", c.urls, err, out.String(), errOut.String())
+		}
+		for _, want := range c.want {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%q: the table lacks %q:\n%s", c.urls, want, out.String())
+			}
+		}
+	}
+	var out syncBuffer
+	if err := run(context.Background(), append(slices.Clone(flags), "-json", a, b), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var res bench.FanoutResult
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if !res.OK || res.Expected != 1200 || res.Delivered != 1200 || res.Lost != 0 || len(res.Nodes) != 2 ||
+		res.Nodes[1].Delivered != 600 || res.Latency.P99 <= 0 || res.Latency.Max < res.Latency.P99 {
+		t.Fatalf("JSON result: %+v", res)
+	}
+}
+
+// TestBench_subscribeLost: a node that drops every 10th message makes the
+// command fail, naming the loss, unless -max-lost allows it.
+func TestBench_subscribeLost(t *testing.T) {
+	url := topicNode(t, topicTable(handler.NewTopics(nil, nil), 10))
+	args := []string{"bench", "-q", "--subscribe", "news", "-subscribers", "20", "-publishes", "20", "-publish-rate", "400", "-drain", "1s"}
+	var out syncBuffer
+	err := run(context.Background(), append(slices.Clone(args), url), &out, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "fan-out failed: 40 of 400 deliveries lost (at most 0 allowed)") ||
+		!strings.Contains(out.String(), "400 expected, 360 delivered, 40 lost") {
+		t.Fatalf("err %v\n%s", err, out.String())
+	}
+	for _, maxLost := range []string{"40", "-1"} {
+		out = syncBuffer{}
+		if err := run(context.Background(), append(slices.Clone(args), "-max-lost", maxLost, url), &out, io.Discard); err != nil ||
+			!strings.Contains(out.String(), "result       ok: 40 deliveries lost, within the "+maxLost+" allowed") {
+			t.Fatalf("-max-lost %s: err %v\n%s", maxLost, err, out.String())
+		}
+	}
+}
+
+// TestBench_subscribeFlagErrors: flags of the other mode, counts that
+// bench.FanoutConfig would take as "the default", and targets that are
+// not WebSocket are usage errors, before anything is dialed.
+func TestBench_subscribeFlagErrors(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"--subscribe news -c 4 ws://127.0.0.1:1/", "-c does not apply to a fan-out run (--subscribe)"},
+		{"--subscribe news -rate 10 ws://127.0.0.1:1/", "-rate does not apply"},
+		{"--subscribe news -metrics http://127.0.0.1:1/metrics ws://127.0.0.1:1/", "-metrics does not apply"},
+		{"-subscribers 10 ws://127.0.0.1:1/", "-subscribers applies to a fan-out run: it needs --subscribe TOPIC"},
+		{"-max-lost 3 http://127.0.0.1:1/", "-max-lost applies to a fan-out run"},
+		{"--subscribe news http://127.0.0.1:1/", `"http://127.0.0.1:1/": a fan-out run subscribes over WebSocket`},
+		{"--subscribe news -publish-url tcp://127.0.0.1:1 ws://127.0.0.1:1/", "each node is a ws:// URL"},
+		{"--subscribe news -publish-url ws://127.0.0.1:1/", "-publish-url without a target"},
+		{"--subscribe news -subscribers 0 ws://127.0.0.1:1/", "-subscribers 0: at least one"},
+		{"--subscribe news -publish-rate 0 ws://127.0.0.1:1/", "-publish-rate 0"},
+		{"--subscribe news -publish-rate NaN ws://127.0.0.1:1/", "-publish-rate NaN"},
+		{"--subscribe news -publishes -1 ws://127.0.0.1:1/", "-publishes -1"},
+		{"--subscribe news -payload-size -1 ws://127.0.0.1:1/", "-payload-size -1"},
+		{"--subscribe news -connect-concurrency 0 ws://127.0.0.1:1/", "-connect-concurrency 0"},
+		{"--subscribe news -drain -1s ws://127.0.0.1:1/", "-drain -1s"},
+	} {
+		args := append([]string{"bench", "-q"}, strings.Fields(c.args)...)
+		var errOut syncBuffer
+		err := run(context.Background(), args, io.Discard, &errOut)
+		if !errors.As(err, new(errUsage)) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want a usage error naming %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestBench_subscribeDrainZero: an explicit -drain 0 means none, where
+// bench.FanoutConfig's zero means the default.
+func TestBench_subscribeDrainZero(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, bench.DefaultDrain},
+		{[]string{"-drain", "0"}, -1},
+		{[]string{"-drain", "300ms"}, 300 * time.Millisecond},
+	} {
+		var cfg bench.Config
+		fs, b := newBenchFlags(&cfg)
+		if err := fs.Parse(append([]string{"--subscribe", "x"}, c.args...)); err != nil {
+			t.Fatal(err)
+		}
+		fc := b.fan
+		if err := checkFanoutFlags(fs, &fc); err != nil || fc.Drain != c.want {
+			t.Errorf("%v: drain %v, err %v; want %v", c.args, fc.Drain, err, c.want)
+		}
+	}
+}
+
+// TestBench_subscribeHelp: bench -h shows the fan-out mode, its flags in
+// their group, and an example; jetrpc's own usage mentions it.
+func TestBench_subscribeHelp(t *testing.T) {
+	var out syncBuffer
+	if err := run(context.Background(), []string{"bench", "-h"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"       jetrpc bench --subscribe TOPIC [flags] [ws://node/ ...]\n",
+		"With --subscribe TOPIC it measures the fan-out of a topic instead",
+		"\nfan-out (--subscribe; ws:// targets):\n  -subscribe TOPIC\n",
+		"\n  -subscribers N\n        subscribers, one WebSocket connection each",
+		"\n  -max-lost N\n",
+		"  jetrpc bench --subscribe news -subscribers 10000 -publish-rate 100 -d 10s ws://127.0.0.1:8080/\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("bench usage lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(usage, "--subscribe TOPIC, the fan-out of a topic") {
+		t.Errorf("jetrpc usage does not mention --subscribe:\n%s", usage)
 	}
 }

@@ -117,6 +117,9 @@ type serveFlags struct {
 	logSample   float64
 	metrics     string // --metrics: an address, or a path on the listeners
 	discover    bool
+	broker      string        // --broker: a NATS URL, "" for one node
+	drainGrace  time.Duration // --drain-grace
+	closeNotice string        // --close-notice: a method name, "" for none
 	callTimeout time.Duration
 	rate        float64
 	burst       int
@@ -220,6 +223,12 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.DurationVar(&c.idle, "idle-timeout", engine.DefaultIdleTimeout, "close connections idle this long")
 	fs.DurationVar(&c.readTO, "read-timeout", engine.DefaultReadTimeout, "close connections whose message is incomplete this long")
 	fs.DurationVar(&c.writeTO, "write-timeout", engine.DefaultWriteTimeout, "close connections whose replies wait this long")
+	fs.StringVar(&c.broker, "broker", "", "share topics (topic_subscribe, topic_publish) with the other nodes connected to the NATS server at `url` "+
+		"(nats://host:port); without it, topics reach this node's clients only")
+	fs.DurationVar(&c.drainGrace, "drain-grace", 0, "on SIGINT or SIGTERM, go on answering calls this long with GET /health answering 503, "+
+		"so that a load balancer takes the node out before it stops (0: stop at once; a second signal exits at once)")
+	fs.StringVar(&c.closeNotice, "close-notice", "", "when stopping, send WebSocket and stream clients the notification `method` "+
+		"(e.g. "+engine.DefaultCloseNotice+`, params {"reason":"server stopping"}) before closing, so that they reconnect and resubscribe`)
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long requests in flight may take "+
 		"before their contexts are cancelled and the server exits")
 	fs.IntVar(&c.loops, "loops", 0, "event loops (0: GOMAXPROCS)")
@@ -246,8 +255,9 @@ jetrpc serve runs the bundled JSON-RPC 2.0 server on gnet event loops.
 It answers the methods of the specification's examples (subtract, sum,
 update, notify_hello, notify_sum, get_data), the benchmark methods echo,
 add, sleep (a blocking method, run on a worker) and fail, the
-subscription clock_subscribe/clock_unsubscribe (package handler/demo),
-and admin_stats, which needs the "admin" grant (--api-keys, --jwt-secret).
+subscription clock_subscribe/clock_unsubscribe, the topics
+topic_subscribe/topic_unsubscribe/topic_publish, shared with other nodes
+with --broker (package handler/demo), and admin_stats, which needs the "admin" grant (--api-keys, --jwt-secret).
 Every listener serves every protocol on one port, told apart by a
 connection's first byte: HTTP/1.1 (a POST to any path; GET /health answers
 200), WebSocket (a GET of --ws-path with Upgrade: websocket) and raw JSON
@@ -268,6 +278,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 			"max-subscriptions-per-conn", "max-subscriptions"}},
 		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue", "max-output-budget"}},
 		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
+		{"many nodes (see README: Running many nodes)", []string{"broker", "drain-grace", "close-notice"}},
 		{"event loops and workers", []string{"loops", "workers", "queue"}},
 		{"operating it (see README: Operating it)", []string{"metrics", "access-log", "access-log-sample", "slow-call,log-slow", "discover"}},
 		{"logging and profiling", []string{"v", "cpuprofile"}},
@@ -409,6 +420,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.stopTimeout <= 0 {
 		return fmt.Errorf("serve: --stop-timeout %v must be positive", c.stopTimeout)
 	}
+	if c.drainGrace < 0 {
+		return fmt.Errorf("serve: --drain-grace %v must not be negative (0: stop at once)", c.drainGrace)
+	}
 	if c.callTimeout < 0 {
 		return fmt.Errorf("serve: --call-timeout %v must not be negative (0: no timeout)", c.callTimeout)
 	}
@@ -467,7 +481,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		handler.WithAccessLog(c.accessLogOf(logger)),
 	)
 	var e *engine.Engine
-	if err := registerServed(tab, func() int { return e.Conns() }, c.discover); err != nil {
+	topics, brokerUp, closeBroker, err := topicsOf(c.broker, logger)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer closeBroker()
+	if err := registerServed(tab, func() int { return e.Conns() }, topics, c.discover); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	reg := prometheus.NewRegistry()
@@ -489,10 +508,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		engine.WithPingInterval(c.ping),
 		engine.WithMaxPushQueue(c.maxPush),
 		engine.WithMaxOutputBudget(c.budget),
+		engine.WithCloseNotice(c.closeNotice),
 		engine.WithLogger(logger),
 	}, access...)...)
 	if c.metrics != "" {
 		if err := metrics.Register(reg, tab, e); err != nil {
+			return err
+		}
+		if err := metrics.RegisterTopics(reg, topics, brokerUp); err != nil {
 			return err
 		}
 	}
@@ -522,6 +545,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if metricsSrv != nil {
 		fmt.Fprintf(stdout, "jetrpc: metrics on http://%s/metrics\n", metricsSrv.addr)
 	}
+	if c.broker != "" {
+		fmt.Fprintf(stdout, "jetrpc: topics shared through the NATS server at %s\n", c.broker)
+	}
 	if profile != nil {
 		if err := pprof.StartCPUProfile(profile); err != nil {
 			_ = e.Stop(context.Background())
@@ -530,6 +556,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	<-ctx.Done()
+	if c.drainGrace > 0 {
+		fmt.Fprintf(stdout, "jetrpc: draining for %v: /health answers 503, calls are still served\n", c.drainGrace)
+		e.DrainFor(c.drainGrace, nil)
+	}
 	fmt.Fprintln(stdout, "jetrpc: stopping")
 	stopCtx, cancel := context.WithTimeout(context.Background(), c.stopTimeout)
 	defer cancel()

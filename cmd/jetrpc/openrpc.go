@@ -68,8 +68,9 @@ func moduleVersion() string {
 // handler/demo, admin_stats (conns counts the open connections) and, with
 // discover, rpc.discover, which answers the document that jetrpc openrpc
 // prints. It fails only when rpc.discover cannot be registered.
-func registerServed(tab *handler.Table, conns func() int, discover bool) error {
+func registerServed(tab *handler.Table, conns func() int, topics *handler.Topics, discover bool) error {
 	demo.Register(tab)
+	demo.RegisterTopics(tab, topics)
 	registerAdmin(tab, conns)
 	if !discover {
 		return nil
@@ -114,7 +115,7 @@ func runOpenRPC(args []string, stdout, stderr io.Writer) error {
 		return usageError(fs, &openrpcUsage, stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	tab := handler.NewTable()
-	if err := registerServed(tab, func() int { return 0 }, true); err != nil {
+	if err := registerServed(tab, func() int { return 0 }, handler.NewTopics(nil, nil), true); err != nil {
 		return err
 	}
 	doc, err := openrpc.Document(tab, discoverOptions()...)

@@ -75,6 +75,9 @@ func TestRunOpenRPC_bundledDocument(t *testing.T) {
 		`sleep(ms {"type":"integer"}!) either → {"type":"integer"}`,
 		`subtract(minuend {"type":"number"}!, subtrahend {"type":"number"}!) either → {"type":"number"}`,
 		`sum(numbers... {"type":"number"}) by-position → {"type":"number"}`,
+		`topic_publish(name {"type":"string"}!, payload true!) either → {"type":"integer"}`,
+		`topic_subscribe(topic {"type":"string"}!) by-position → {"type":"string"}`,
+		`topic_unsubscribe(id {"type":"string"}!) by-position → {"type":"boolean"}`,
 		`update() either → {"type":"null"}`,
 	}
 	var got []string
@@ -122,7 +125,7 @@ func TestRunOpenRPC_isDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	tab := handler.NewTable()
-	if err := registerServed(tab, func() int { return 3 }, true); err != nil {
+	if err := registerServed(tab, func() int { return 3 }, handler.NewTopics(nil, nil), true); err != nil {
 		t.Fatal(err)
 	}
 	reply := tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"rpc.discover","id":1}`))
@@ -131,7 +134,7 @@ func TestRunOpenRPC_isDiscover(t *testing.T) {
 		t.Fatalf("rpc.discover:\n%s\nwant\n%s", reply, want)
 	}
 	off := handler.NewTable()
-	if err := registerServed(off, func() int { return 0 }, false); err != nil {
+	if err := registerServed(off, func() int { return 0 }, handler.NewTopics(nil, nil), false); err != nil {
 		t.Fatal(err)
 	}
 	if found, _ := off.Lookup("rpc.discover"); found {

@@ -22,7 +22,9 @@ commands:
   serve   run the bundled JSON-RPC 2.0 server (HTTP/1.1, WebSocket and JSON
           streams on one port; 127.0.0.1:8080 by default)
   bench   load-test a JSON-RPC server, or the bundled one in-process; with
-          -header or -jwt-secret, one that wants authentication
+          -header or -jwt-secret, one that wants authentication; with
+          --subscribe TOPIC, the fan-out of a topic to many WebSocket
+          subscribers, over one node or several
   openrpc print the bundled server's OpenRPC document (what rpc.discover answers)
   help    print this text, or a command's: jetrpc help serve
 
