@@ -495,7 +495,8 @@ func TestBudget_shedLargestFirst(t *testing.T) {
 	e.baseCtx = context.Background()
 	var cs []*conn
 	for _, mib := range []int64{2, 30, 5, 28, 20, 0, 25} {
-		c := newConn(e, &fakeConn{}, &loopState{stats: new(loopStats)})
+		fc := &fakeConn{}
+		c := newConn(e, fc, fakeLoopState(fc))
 		e.conns[c] = struct{}{}
 		c.setHeld(mib << 20)
 		cs = append(cs, c)

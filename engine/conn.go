@@ -29,11 +29,13 @@ import (
 // conn is one connection's state. Fields are event loop only unless
 // marked otherwise.
 type conn struct {
-	e     *Engine    // immutable
-	gc    gnet.Conn  // immutable
-	loop  *loopState // the loop's scratch (a private one once the connection finishes off its loop: halfclose.go)
-	codec codec      // the protocol; nil until the first byte picks one
-	tport transport  // codec's transport, kept for the counters once the codec is released; 0 until the first byte
+	e     *Engine     // immutable
+	gc    gnet.Conn   // immutable
+	loop  *loopState  // the loop's scratch (a private one once the connection finishes off its loop: halfclose.go)
+	waker *loopWaker  // its loop's (waker.go); immutable
+	gone  atomic.Bool // released, or finishing off its loop: the loop no longer serves it; set on the loop
+	codec codec       // the protocol; nil until the first byte picks one
+	tport transport   // codec's transport, kept for the counters once the codec is released; 0 until the first byte
 
 	closing closeReason // why the connection closes once flushed; notClosing until closeAfterFlush
 	paused  bool        // too much unsent output, its own or the server's (budget.go): input is left unread
@@ -76,7 +78,7 @@ const (
 
 // newConn makes the state of a connection accepted on the loop of ls.
 func newConn(e *Engine, gc gnet.Conn, ls *loopState) *conn {
-	c := &conn{e: e, gc: gc, loop: ls}
+	c := &conn{e: e, gc: gc, loop: ls, waker: ls.waker}
 	c.ctx, c.cancel = context.WithCancel(e.baseCtx)
 	c.ctx = handler.ContextWithConn(c.ctx, c)
 	c.call.Parent = c.ctx
@@ -301,12 +303,13 @@ func (c *conn) remote() string {
 }
 
 // wakeLoop makes the loop call traffic soon. Safe from any goroutine.
-func (c *conn) wakeLoop() { _ = c.gc.Wake(nil) }
+func (c *conn) wakeLoop() { c.waker.wake(c) }
 
 // release drops the connection's buffers, its finished work and its
 // pushes, and ends its context. Event loop only, from OnClose (or the
 // goroutine of a connection finishing off its loop).
 func (c *conn) release() {
+	c.gone.Store(true)
 	if n := c.mail.close(); n > 0 {
 		c.e.stats.pushDrops.Add(n)
 	}

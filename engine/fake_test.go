@@ -63,8 +63,34 @@ func newFakeConnOf(t testing.TB, tab *handler.Table, opts ...Option) (*conn, *fa
 	e := New(tab, opts...)
 	e.baseCtx = context.Background()
 	fc := &fakeConn{}
-	cs := newConn(e, fc, &loopState{stats: new(loopStats)})
+	cs := newConn(e, fc, fakeLoopState(fc))
 	return cs, fc
+}
+
+// fakeLoop is the part of gnet.EventLoop the engine uses: Execute, the
+// waker's, counts a wake of fc and empties the waker's list as its Run
+// would; the test then plays the loop by calling traffic itself.
+type fakeLoop struct {
+	gnet.EventLoop // nil: any other method panics
+	fc             *fakeConn
+	w              *loopWaker
+}
+
+func (l *fakeLoop) Execute(context.Context, gnet.Runnable) error {
+	l.fc.wakes++
+	l.w.mu.Lock()
+	clear(l.w.ready)
+	l.w.ready, l.w.armed = l.w.ready[:0], false
+	l.w.mu.Unlock()
+	return nil
+}
+
+// fakeLoopState returns the scratch of a loop whose waker counts the
+// wakes of fc.
+func fakeLoopState(fc *fakeConn) *loopState {
+	l := &fakeLoop{fc: fc}
+	l.w = &loopWaker{el: l}
+	return &loopState{stats: new(loopStats), waker: l.w}
 }
 
 // resetCodec forgets the connection's protocol: the next input is sniffed

@@ -48,6 +48,7 @@ func (c *conn) finishesAfterEOF(err error) bool {
 		rest = pool.Requests.Get()
 		rest.B = append(rest.B, in...)
 	}
+	c.gone.Store(true)                       // the loop's waker no longer serves it
 	c.loop = &loopState{stats: c.loop.stats} // the loop's scratch stays the loop's; its counters are shared
 	c.mail.shut.Store(true)
 	wake := make(chan struct{}, 1)

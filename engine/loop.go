@@ -66,6 +66,7 @@ type loopState struct {
 	pending handler.Pending // given to every DispatchInline: a deferred message until a job Takes it, and the dispatch's scratch between calls
 	guess   replyGuess      // the size of the last inline reply, to reserve its head
 	stats   *loopStats      // the loop's counters (stats.go); shared with the private scratch of a connection finishing off the loop
+	waker   *loopWaker      // wakes the loop's connections (waker.go); nil in the private scratch of a connection finishing off the loop
 }
 
 // maxLoopBuffer: a loop's scratch buffer larger than this is dropped.

@@ -117,7 +117,7 @@ func (c *conn) wake(lame chan struct{}) {
 		return
 	}
 	if c.mail.waking.CompareAndSwap(false, true) {
-		_ = c.gc.Wake(nil)
+		c.waker.wake(c)
 	}
 }
 
