@@ -352,12 +352,28 @@ func (h *Topics) receive(t *topic, payload []byte) {
 }
 
 // fanOut sends payload, one valid JSON value, to t's subscribers; it
-// returns how many connections took it.
+// returns how many connections took it. A topic with many subscribers
+// is sent to by several goroutines, each a part of the subscribers
+// (fanout.go); fanOut returns once all are sent to, so that each
+// subscriber gets the messages of one caller in order.
 func (h *Topics) fanOut(t *topic, payload []byte) int {
 	subs := *t.subs.Load()
 	if len(subs) == 0 {
 		return 0
 	}
+	var n int
+	if parts := fanOutParts(len(subs)); parts > 1 {
+		n = fanOutParallel(subs, payload, parts)
+	} else {
+		n = sendAll(subs, payload)
+	}
+	h.delivered.Add(uint64(n))
+	h.dropped.Add(uint64(len(subs) - n))
+	return n
+}
+
+// sendAll sends payload to subs; it returns how many took it.
+func sendAll(subs []*Subscription, payload []byte) int {
 	b := getTopicBuffer()
 	n := 0
 	for _, s := range subs {
@@ -369,8 +385,6 @@ func (h *Topics) fanOut(t *topic, payload []byte) int {
 		}
 	}
 	putTopicBuffer(b)
-	h.delivered.Add(uint64(n))
-	h.dropped.Add(uint64(len(subs) - n))
 	return n
 }
 
