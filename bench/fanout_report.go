@@ -38,8 +38,9 @@ type FanoutResult struct {
 	Planned int64   `json:"publishes_planned"` // publishes the run was to send
 	// Published is the publishes written; Acked those the server
 	// answered (a result or an error); LocalDeliveries sums the results:
-	// the deliveries to the publisher's node's own subscribers, as the
-	// server counts them.
+	// the subscribers of the publisher's node each publish was sent to,
+	// as the server counts them (jetrpc serve's topic_publish answers
+	// that count).
 	Published       int64 `json:"publishes_sent"`
 	Acked           int64 `json:"publishes_acked"`
 	LocalDeliveries int64 `json:"local_deliveries"`
@@ -279,7 +280,7 @@ func (r *FanoutResult) WriteTable(w io.Writer) {
 	if r.SubscribeError != "" {
 		fmt.Fprintf(w, "             first failure: %s\n", r.SubscribeError)
 	}
-	fmt.Fprintf(w, "publishes    %d of %d sent at %g/s over %.2fs (payload %d bytes), %d answered, %d local deliveries reported\n",
+	fmt.Fprintf(w, "publishes    %d of %d sent at %g/s over %.2fs (payload %d bytes), %d answered, %d local subscribers reported\n",
 		r.Published, r.Planned, r.Rate, r.PublishTime.Seconds(), r.PayloadBytes, r.Acked, r.LocalDeliveries)
 	if len(r.PublishErrors) > 0 {
 		fmt.Fprintf(w, "             ERRORS: %s; first: %s\n", joinCounts(r.PublishErrors), r.PublishError)

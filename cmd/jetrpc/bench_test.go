@@ -199,10 +199,10 @@ func TestBench_subscribe(t *testing.T) {
 		urls []string
 		want []string
 	}{
-		{[]string{one}, []string{"subscribers  60 asked, 60 subscribed in ", "1200 local deliveries reported",
+		{[]string{one}, []string{"subscribers  60 asked, 60 subscribed in ", "1200 local subscribers reported",
 			"deliveries   1200 expected, 1200 delivered, 0 lost, 0 duplicated, 0 out of order\n", "latency      p50 ",
 			"result       ok: every expected delivery made, once and in order"}},
-		{[]string{a, b}, []string{"on 2 node(s): " + a + " " + b, "600 local deliveries reported",
+		{[]string{a, b}, []string{"on 2 node(s): " + a + " " + b, "600 local subscribers reported",
 			"deliveries   1200 expected, 1200 delivered, 0 lost", "node 2       " + b + ": 30 subscribed, 600 delivered, 0 lost", "result       ok"}},
 		{nil, []string{"No target given: measuring the fan-out of an in-process jetrpc server", "1200 delivered, 0 lost", "result       ok"}},
 	} {
