@@ -39,6 +39,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jetrpc/jetrpc/engine/fdlimit"
 	"github.com/jetrpc/jetrpc/engine/gnetlog"
 	"github.com/panjf2000/gnet/v2"
 )
@@ -258,7 +259,7 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if limit := raiseFileLimit(); limit > 0 && uint64(cfg.Subscribers+cfg.ConnectConcurrency+64) > limit {
+	if limit := fdlimit.Raise(); limit > 0 && uint64(cfg.Subscribers+cfg.ConnectConcurrency+64) > limit {
 		return nil, fmt.Errorf("jetrpc bench: %d subscribers need as many file descriptors; the limit is %d (raise it with ulimit -n)",
 			cfg.Subscribers, limit)
 	}

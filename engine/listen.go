@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jetrpc/jetrpc/engine/fdlimit"
 )
 
 // listen opens one listener.
@@ -112,25 +114,20 @@ func (e *Engine) accept(ln net.Listener) {
 // raiseFileLimit raises the soft limit on open files to the hard limit
 // and returns how many connections that leaves room for (0 if unknown).
 func raiseFileLimit() int {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+	limit := fdlimit.Raise()
+	if limit == 0 {
 		return 0
-	}
-	if lim.Cur < lim.Max {
-		lim.Cur = lim.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
-		_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}
 	// Each connection holds one descriptor; keep some for the rest of
 	// the process (listeners, pollers, files, outgoing connections).
 	reserve := uint64(64)
-	if lim.Cur/8 > reserve {
-		reserve = min(lim.Cur/8, 1024)
+	if limit/8 > reserve {
+		reserve = min(limit/8, 1024)
 	}
-	if lim.Cur <= reserve {
+	if limit <= reserve {
 		return 1
 	}
-	return int(min(lim.Cur-reserve, 1<<30))
+	return int(min(limit-reserve, 1<<30))
 }
 
 func setReusePort(_, _ string, c syscall.RawConn) error {

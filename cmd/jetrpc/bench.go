@@ -377,9 +377,23 @@ func readBodies(path string) ([][]byte, error) {
 
 // inProcessServer starts the bundled server's methods on a free port.
 func inProcessServer() (stop func(), target string, err error) {
+	return inProcess("http", func(tab *handler.Table, _ *slog.Logger) { demo.Register(tab) })
+}
+
+// inProcessTopicServer starts the bundled server's topic methods on a free
+// port and returns its WebSocket URL.
+func inProcessTopicServer() (stop func(), target string, err error) {
+	return inProcess("ws", func(tab *handler.Table, log *slog.Logger) {
+		demo.RegisterTopics(tab, handler.NewTopics(nil, log))
+	})
+}
+
+// inProcess starts an engine on a free port over a table that register
+// fills, and returns its URL with scheme.
+func inProcess(scheme string, register func(*handler.Table, *slog.Logger)) (stop func(), target string, err error) {
 	quiet := slog.New(slog.DiscardHandler)
 	tab := handler.NewTable(handler.WithLogger(quiet))
-	demo.Register(tab)
+	register(tab, quiet)
 	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet))
 	if err := e.Start(); err != nil {
 		return nil, "", err
@@ -389,7 +403,7 @@ func inProcessServer() (stop func(), target string, err error) {
 		defer cancel()
 		_ = e.Stop(ctx)
 	}
-	return stop, "http://" + e.Addrs()[0].String() + "/", nil
+	return stop, scheme + "://" + e.Addrs()[0].String() + "/", nil
 }
 
 // runFanout is `jetrpc bench --subscribe TOPIC`: a fan-out run over the
@@ -476,22 +490,4 @@ func checkFanoutFlags(fs *flag.FlagSet, fc *bench.FanoutConfig) error {
 		fc.Drain = -1 // none, where bench.FanoutConfig's zero means the default
 	}
 	return nil
-}
-
-// inProcessTopicServer starts the bundled server's topic methods on a free
-// port and returns its WebSocket URL.
-func inProcessTopicServer() (stop func(), target string, err error) {
-	quiet := slog.New(slog.DiscardHandler)
-	tab := handler.NewTable(handler.WithLogger(quiet))
-	demo.RegisterTopics(tab, handler.NewTopics(nil, quiet))
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet))
-	if err := e.Start(); err != nil {
-		return nil, "", err
-	}
-	stop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	}
-	return stop, "ws://" + e.Addrs()[0].String() + "/", nil
 }
