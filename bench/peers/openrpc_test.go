@@ -202,7 +202,7 @@ func TestOpenRPC_bundledServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("invalid: %+v", s.Errors)
 	}
-	if s.Methods != 13 || !s.Dereferenced || s.Calls == 0 {
+	if s.Methods != 16 || !s.Dereferenced || s.Calls == 0 {
 		t.Errorf("%+v", s)
 	}
 }
