@@ -83,6 +83,9 @@ func newConn(e *Engine, gc gnet.Conn, ls *loopState) *conn {
 	c.ctx = handler.ContextWithConn(c.ctx, c)
 	c.call.Parent = c.ctx
 	c.call.Meta.Remote, c.call.Meta.Local = gc.RemoteAddr(), gc.LocalAddr()
+	if e.opts.TrustedProxies.ContainsAddr(c.call.Meta.Remote) {
+		c.call.Meta.Proxies = e.opts.TrustedProxies
+	}
 	c.call.Meta.Quota = e.table.NewQuota() // the connection's rate limits, if the table has any
 	c.timer.lastActive.Store(e.now.Load())
 	e.stats.open[0].Add(1) // no transport yet (use)

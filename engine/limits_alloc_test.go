@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -35,4 +36,42 @@ func TestConn_zeroAllocsWithLimits(t *testing.T) {
 		{"http batch", postOf(`[` + add42 + `,{"jsonrpc":"2.0","method":"costly_add","params":[1,2],"id":2}]`), `"result":3,"id":2}]`, false},
 		{"http timed on a worker", postOf(`{"jsonrpc":"2.0","method":"slowadd","params":[40,2],"id":1}`), `"result":42`, true},
 	})
+}
+
+// TestConn_zeroAllocsBehindTrustedProxy: with the connection from a
+// trusted proxy and a per-IP rate limit, each call's client is read from
+// X-Forwarded-For (the identity looked up per call, as the proxy's
+// connection carries many clients), and a request, inline or on a
+// worker, still allocates nothing; the client is the one forwarded.
+func TestConn_zeroAllocsBehindTrustedProxy(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	proxies, err := handler.ParseProxies("127.0.0.1") // fakeRemote
+	if err != nil {
+		t.Fatal(err)
+	}
+	forwarded, other := handler.Raw(`"forwarded"`), handler.Raw(`"other"`)
+	tab := handler.NewTable(handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9}))
+	handler.RegisterNoParams(tab, "client", func(ctx context.Context) (handler.Raw, error) {
+		if ip := handler.MetaFrom(ctx).ClientIP(); ip == netip.MustParseAddr("198.51.100.7") {
+			return forwarded, nil
+		}
+		return other, nil
+	}, handler.Inline())
+	handler.RegisterNoParams(tab, "client_worker", func(ctx context.Context) (handler.Raw, error) {
+		if ip := handler.MetaFrom(ctx).ClientIP(); ip == netip.MustParseAddr("198.51.100.7") {
+			return forwarded, nil
+		}
+		return other, nil
+	})
+	cs, fc := newFakeConnOf(t, tab, WithTrustedProxies(proxies))
+	cs.e.workers = pool.NewWorkers(1, 16)
+	defer cs.e.workers.Close()
+	post := func(body string) string {
+		return "POST / HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 203.0.113.1, 198.51.100.7\r\nContent-Type: application/json\r\nContent-Length: " +
+			itoa(len(body)) + "\r\n\r\n" + body
+	}
+	assertRequestNoAllocs(t, cs, fc, "inline, forwarded", post(`{"jsonrpc":"2.0","method":"client","id":1}`), false, `"result":"forwarded"`)
+	assertRequestNoAllocs(t, cs, fc, "worker, forwarded", post(`{"jsonrpc":"2.0","method":"client_worker","id":1}`), true, `"result":"forwarded"`)
 }

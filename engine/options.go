@@ -192,6 +192,14 @@ type Options struct {
 	// code 1001 (going away), with or without it. DefaultCloseNotice is
 	// the name jetrpc serve uses.
 	CloseNotice string
+	// TrustedProxies are the proxies (load balancers, TLS terminators)
+	// whose connections name the client they forward each request for,
+	// in X-Forwarded-For or X-Real-IP: the calls of such a connection
+	// carry them in Meta.Proxies, and Meta.ClientIP — the rate limits'
+	// and the access log's address — is that client's. nil trusts none:
+	// a proxy's calls are then counted as its own. Connection-level
+	// checks (AcceptConn, MaxConns) still see the proxy's address.
+	TrustedProxies handler.Proxies
 	// Logger receives the engine's logs (and gnet's warnings and errors);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -275,6 +283,9 @@ func WithDrainGrace(d time.Duration) Option { return func(o *Options) { o.DrainG
 
 // WithCloseNotice sets Options.CloseNotice.
 func WithCloseNotice(method string) Option { return func(o *Options) { o.CloseNotice = method } }
+
+// WithTrustedProxies sets Options.TrustedProxies.
+func WithTrustedProxies(p handler.Proxies) Option { return func(o *Options) { o.TrustedProxies = p } }
 
 // WithLogger sets Options.Logger.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }

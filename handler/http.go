@@ -58,6 +58,10 @@ type HTTPHandler struct {
 	// may call (401 or 403 otherwise, see AuthStatus), and gives the
 	// grants of its calls.
 	Authorize Authorizer
+	// TrustedProxies are the proxies whose requests name their client
+	// (X-Forwarded-For, X-Real-IP): Meta.ClientIP, and so the rate
+	// limits, see that client instead of the proxy. nil trusts none.
+	TrustedProxies Proxies
 }
 
 // NewHTTPHandler returns an HTTPHandler over t with the defaults.
@@ -229,6 +233,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cc.Meta.SetHTTPRequest(r)
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		cc.Meta.Remote = net.TCPAddrFromAddrPort(ap)
+		if h.TrustedProxies.Contains(ap.Addr()) {
+			cc.Meta.Proxies = h.TrustedProxies
+		}
 	}
 	cc.Meta.Local, _ = r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if h.Authorize != nil {

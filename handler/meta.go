@@ -80,6 +80,12 @@ type Meta struct {
 	// none. The rate limits count calls by it (RateLimit). It is a string
 	// of its own, not a view of the request (CopyTo does not move it).
 	Principal string
+	// Proxies, set by the transport when the connection comes from a
+	// proxy it trusts (engine.WithTrustedProxies,
+	// HTTPHandler.TrustedProxies), are the trusted proxies: ClientIP then
+	// reads the client's address from the fields the proxies set. nil
+	// otherwise: Remote is the client.
+	Proxies Proxies
 	// Quota is the connection's rate-limit state (Table.NewQuota), kept
 	// by the transport for the connection's life; nil when the table has
 	// no rate limit or the transport keeps none (then calls have no

@@ -287,5 +287,10 @@ func callerAttrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
 	if m.Remote != nil {
 		attrs = append(attrs, slog.String("remote", m.Remote.String()))
 	}
+	if m.Proxies != nil { // through a trusted proxy: the client it names
+		if ip := m.ClientIP(); ip.IsValid() {
+			attrs = append(attrs, slog.String("client", ip.String()))
+		}
+	}
 	return attrs
 }

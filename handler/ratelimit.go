@@ -39,6 +39,7 @@ import (
 	"hash/maphash"
 	"math"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,8 +70,9 @@ const DefaultMaxIdentities = 65_536
 //
 // A client's identity is, in order: the Identity func's name when it
 // returns one; else Meta.Principal, the name the transport's Authorizer
-// gave the caller (see handler/auth); else its remote IP address — an
-// IPv4 address, or the /64 prefix of an IPv6 address (what one host or
+// gave the caller (see handler/auth); else its IP address
+// (Meta.ClientIP: the remote address, or behind a trusted proxy the
+// client's it names) — an IPv4 address, or the /64 prefix of an IPv6 address (what one host or
 // subscriber is given; an attacker holding a /64 cannot rotate through
 // it). Calls with neither a principal nor an IP address (in process,
 // over a Unix socket) share one identity, "local": a transport that sets
@@ -105,7 +107,7 @@ type RateLimit struct {
 	// name's length).
 	MaxIdentities int
 	// Identity, when set, names the client of a call instead of the
-	// principal or the remote IP (a header set by a trusted proxy, say);
+	// principal or the IP address (a name from a header, say);
 	// "" means the default. It runs for every call, on the event loop
 	// for inline methods: it must not block, and should not allocate. The
 	// name it returns may be a view of the request (it is copied when
@@ -280,9 +282,10 @@ func (l *limiter) allow(ctx context.Context, cost int, notification bool) bool {
 	// The usual call: a connection's, by the identity it cached (a
 	// principal, or a TCP address), allowed. Else takeIdentity finds the
 	// identity, tries again and reads the precise clock before refusing.
-	if q != nil && l.identity == nil {
+	if q != nil && l.identity == nil && m.Proxies == nil {
 		if id := q.id.Load(); id != nil {
-			// A Quota is one connection's, whose address does not change:
+			// A Quota is one connection's, whose address does not change
+			// (through a trusted proxy it does: each call names its client):
 			// an address identity it cached is the call's unless the call
 			// names a principal.
 			var same bool
@@ -390,13 +393,19 @@ func (l *limiter) keyOf(m *Meta, k *idKey) {
 		k.kind, k.name = kindPrincipal, m.Principal
 		return
 	}
-	switch a := m.Remote.(type) {
-	case *net.TCPAddr:
-		k.setIP(a.IP)
-	case *net.UDPAddr:
-		k.setIP(a.IP)
-	case *net.IPAddr:
-		k.setIP(a.IP)
+	k.setAddr(m.ClientIP())
+}
+
+// setAddr sets the zero *k to the identity of the IP address a: the
+// address for IPv4, its /64 for IPv6; local for the zero Addr.
+func (k *idKey) setAddr(a netip.Addr) {
+	switch {
+	case a.Is4():
+		b := a.As4()
+		k.kind, k.lo = kindIPv4, uint64(binary.BigEndian.Uint32(b[:]))
+	case a.Is6():
+		b := a.As16()
+		k.kind, k.hi = kindIPv6, binary.BigEndian.Uint64(b[:8])
 	}
 }
 

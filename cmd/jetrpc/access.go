@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"time"
 
@@ -57,6 +58,13 @@ func (c *serveFlags) access() ([]engine.Option, error) {
 		}
 		opts = append(opts, engine.WithAcceptConn(f.Allowed))
 	}
+	if len(c.trustedProxies) > 0 {
+		p, err := handler.ParseProxies(c.trustedProxies...)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-proxy: %w", err)
+		}
+		opts = append(opts, engine.WithTrustedProxies(p))
+	}
 	return opts, nil
 }
 
@@ -68,6 +76,7 @@ type adminStats struct {
 	Caller        struct {
 		Transport string `json:"transport"`
 		Remote    string `json:"remote"`
+		Client    string `json:"client,omitempty"` // through a trusted proxy: the client it names
 	} `json:"caller"`
 }
 
@@ -84,6 +93,9 @@ func registerAdmin(tab *handler.Table, conns func() int) {
 		s.Caller.Transport = m.Transport.String()
 		if m.Remote != nil {
 			s.Caller.Remote = m.Remote.String()
+		}
+		if ip := m.ClientIP(); m.Proxies != nil && ip.IsValid() {
+			s.Caller.Client = ip.String()
 		}
 		return s, nil
 	}, handler.Inline(), handler.Require("admin"), handler.Cost(10), handler.Description("server statistics; needs the admin grant"))

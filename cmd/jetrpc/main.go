@@ -105,52 +105,53 @@ func commandError(stderr io.Writer, err error) error {
 
 // serveFlags are the flags of jetrpc serve.
 type serveFlags struct {
-	addrs       []string // --listen and its aliases, in order; tcp:// or unix:// each
-	origins     []string // --cors and --ws-origin
-	vhosts      []string
-	jwtSecret   string
-	apiKeys     string
-	allowIP     []string
-	denyIP      []string
-	slowCall    time.Duration // --slow-call, and its alias --log-slow
-	accessLog   bool
-	logSample   float64
-	metrics     string // --metrics: an address, or a path on the listeners
-	discover    bool
-	broker      string        // --broker: a NATS URL, "" for one node
-	drainGrace  time.Duration // --drain-grace
-	closeNotice string        // --close-notice: a method name, "" for none
-	callTimeout time.Duration
-	rate        float64
-	burst       int
-	connRate    float64
-	connBurst   int
-	maxResp     int
-	maxBatchOut int
-	maxSubsConn int
-	maxSubs     int
-	budget      int
-	wsPath      string
-	ping        time.Duration
-	maxPush     int
-	loops       int
-	workers     int
-	queue       int
-	maxMsg      int
-	maxHeader   int
-	maxBatch    int
-	maxDepth    int
-	maxConns    int
-	maxInFlight int
-	maxPending  int
-	idle        time.Duration
-	readTO      time.Duration
-	writeTO     time.Duration
-	stopTimeout time.Duration
-	reusePort   bool
-	rejectV1    bool
-	verbose     bool
-	cpuProfile  string
+	addrs          []string // --listen and its aliases, in order; tcp:// or unix:// each
+	origins        []string // --cors and --ws-origin
+	vhosts         []string
+	jwtSecret      string
+	apiKeys        string
+	allowIP        []string
+	denyIP         []string
+	trustedProxies []string
+	slowCall       time.Duration // --slow-call, and its alias --log-slow
+	accessLog      bool
+	logSample      float64
+	metrics        string // --metrics: an address, or a path on the listeners
+	discover       bool
+	broker         string        // --broker: a NATS URL, "" for one node
+	drainGrace     time.Duration // --drain-grace
+	closeNotice    string        // --close-notice: a method name, "" for none
+	callTimeout    time.Duration
+	rate           float64
+	burst          int
+	connRate       float64
+	connBurst      int
+	maxResp        int
+	maxBatchOut    int
+	maxSubsConn    int
+	maxSubs        int
+	budget         int
+	wsPath         string
+	ping           time.Duration
+	maxPush        int
+	loops          int
+	workers        int
+	queue          int
+	maxMsg         int
+	maxHeader      int
+	maxBatch       int
+	maxDepth       int
+	maxConns       int
+	maxInFlight    int
+	maxPending     int
+	idle           time.Duration
+	readTO         time.Duration
+	writeTO        time.Duration
+	stopTimeout    time.Duration
+	reusePort      bool
+	rejectV1       bool
+	verbose        bool
+	cpuProfile     string
 }
 
 // defaultCallTimeout is jetrpc serve's --call-timeout: geth's
@@ -192,6 +193,9 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 		"Authorization: Bearer KEY, or for browsers' WebSocket the subprotocol bearer.KEY or ?access_token=KEY")
 	fs.Var(stringsFlag{&c.allowIP}, "allow-ip", "accept connections only from `cidr` (an address or a prefix; repeatable, or comma-separated)")
 	fs.Var(stringsFlag{&c.denyIP}, "deny-ip", "refuse connections from `cidr` (repeatable, or comma-separated; wins over --allow-ip)")
+	fs.Var(stringsFlag{&c.trustedProxies}, "trusted-proxy", "trust the proxies at `cidr` (an address or a prefix; repeatable, or comma-separated) "+
+		"to name their client in X-Forwarded-For or X-Real-IP: the rate limits and the access log then count calls by that client, "+
+		"not the proxy (--allow-ip and --deny-ip still see the proxy)")
 	fs.StringVar(&c.wsPath, "ws-path", engine.DefaultWSPath, "the URL `path` where a GET with Upgrade: websocket opens a WebSocket")
 	fs.DurationVar(&c.ping, "ping-interval", engine.DefaultPingInterval, "ping a WebSocket client silent this long")
 	fs.IntVar(&c.maxBatch, "max-batch", handler.DefaultMaxBatch, "most requests in one batch")
@@ -235,7 +239,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&c.workers, "workers", pool.DefaultWorkers, "worker goroutines for blocking methods, per pool: one pool runs messages, one batch elements")
 	fs.IntVar(&c.queue, "queue", pool.DefaultQueue, "messages waiting for a worker before requests are answered \"Server busy\"")
 	fs.BoolVar(&c.verbose, "v", false, "log debug messages")
-	fs.BoolVar(&c.accessLog, "access-log", false, "log calls to stderr: one record per message (method, id, code, duration, transport, remote; "+
+	fs.BoolVar(&c.accessLog, "access-log", false, "log calls to stderr: one record per message (method, id, code, duration, transport, remote, and client behind a --trusted-proxy; "+
 		"a batch with its element and error counts)")
 	fs.Float64Var(&c.logSample, "access-log-sample", 1, "the `share` of messages --access-log logs, 0 to 1")
 	fs.DurationVar(&c.slowCall, "slow-call", 0, "log every message that takes longer than this `duration` at WARN, with or without --access-log (0: off)")
@@ -272,7 +276,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 	groups: []flagGroup{
 		{"listeners", []string{"listen", "http,tcp,ws", "unix", "reuseport"}},
 		{"WebSocket", []string{"ws-path", "ws-origin", "ping-interval"}},
-		{"access (see README: Putting it on the internet)", []string{"cors", "vhosts", "jwt-secret", "api-keys", "allow-ip", "deny-ip"}},
+		{"access (see README: Putting it on the internet)", []string{"cors", "vhosts", "jwt-secret", "api-keys", "allow-ip", "deny-ip", "trusted-proxy"}},
 		{"JSON-RPC", []string{"max-batch", "max-depth", "reject-v1"}},
 		{"fair use (see README: Limits)", []string{"call-timeout", "rate", "burst", "conn-rate", "conn-burst", "max-response", "max-batch-response",
 			"max-subscriptions-per-conn", "max-subscriptions"}},

@@ -523,3 +523,56 @@ func nodeSubscribers(t *testing.T, n *node) int {
 	t.Helper()
 	return int(metricValue(t, n, "jsonrpc_server_subscriptions "))
 }
+
+// httpsClientFrom is httpsClient with connections from the local address
+// ip (127.0.0.2, say): a client nginx tells apart from its own
+// connections to the nodes, which come from 127.0.0.1.
+func httpsClientFrom(roots *x509.CertPool, ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, DialContext: d.DialContext},
+	}
+}
+
+// Behind nginx with --trusted-proxy, the per-IP rate limit counts each
+// client, not nginx: two clients (from 127.0.0.2 and 127.0.0.3) get a
+// bucket each, and an X-Forwarded-For a client writes itself does not
+// buy it another.
+func TestNginx_trustedProxyNamesTheClient(t *testing.T) {
+	nginx := needNginx(t)
+	bin := buildJetrpc(t)
+	// One call per client per 100 s: a second one within the test is refused.
+	n := startNode(t, bin, "--trusted-proxy", "127.0.0.1", "--rate", "0.01", "--burst", "1")
+	cert, key, roots := selfSigned(t, t.TempDir())
+	port := startNginx(t, nginx, roots, cert, key, n, n)
+	base := fmt.Sprintf("https://127.0.0.1:%d/", port)
+	call := func(from, spoof string) string {
+		t.Helper()
+		req, err := http.NewRequest("POST", base, strings.NewReader(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if spoof != "" {
+			req.Header.Set("X-Forwarded-For", spoof)
+		}
+		resp, err := httpsClientFrom(roots, from).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	const ok, limited = `{"jsonrpc":"2.0","result":3,"id":1}`, `"code":-32005`
+	if got := call("127.0.0.2", ""); got != ok {
+		t.Fatalf("first call from 127.0.0.2: %s", got)
+	}
+	if got := call("127.0.0.3", ""); got != ok {
+		t.Fatalf("first call from 127.0.0.3 (its own bucket, not nginx's): %s", got)
+	}
+	if got := call("127.0.0.2", "198.51.100.7"); !strings.Contains(got, limited) {
+		t.Fatalf("second call from 127.0.0.2, claiming to forward for another: %s", got)
+	}
+}
