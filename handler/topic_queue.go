@@ -29,11 +29,16 @@ var ErrPublishBacklog = &Error{Code: CodeServerBusy, Message: "Server busy: too 
 type TopicsOption func(*Topics)
 
 // WithPublishBacklog sets the bytes of messages (topic name and payload)
-// Enqueue may hold waiting for their fan-out, DefaultPublishBacklog by
-// default; past it Enqueue answers ErrPublishBacklog. One message is
-// always taken when none waits, whatever its size.
+// Enqueue may hold waiting for their fan-out; 0 (or less) means
+// DefaultPublishBacklog. Past it Enqueue answers ErrPublishBacklog. One
+// message is always taken when none waits, whatever its size.
 func WithPublishBacklog(bytes int) TopicsOption {
-	return func(h *Topics) { h.backlogMax = int64(max(bytes, 0)) }
+	return func(h *Topics) {
+		h.backlogMax = DefaultPublishBacklog
+		if bytes > 0 {
+			h.backlogMax = int64(bytes)
+		}
+	}
 }
 
 // pubShard is one of Enqueue's queues.
