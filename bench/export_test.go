@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,4 +59,18 @@ func StartDemoServer(t *testing.T) (tcp, unix string) {
 		_ = e.Stop(ctx)
 	})
 	return e.Addrs()[0].String(), sock
+}
+
+// NewClosingServer starts a stream server that answers each connection's
+// first request, then closes it; it returns its address.
+func NewClosingServer(t *testing.T) string {
+	return fakeServer(t, func(c net.Conn) {
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return
+		}
+		_, after, _ := strings.Cut(line, `"id":`)
+		_, _ = io.WriteString(c, `{"jsonrpc":"2.0","result":3,"id":`+strings.TrimSuffix(strings.TrimSpace(after), "}")+"}\n")
+		c.Close()
+	})
 }

@@ -62,7 +62,7 @@ func (r *runner) runLoops(ctx context.Context, workers []*worker) error {
 		nc := w.conn
 		w.conn = nil
 		if _, err := cli.EnrollContext(nc, w); err != nil {
-			w.fail(ErrConnect, true)
+			w.failWith(ErrConnect, err, true)
 			lc.finish(w)
 		}
 	}
@@ -161,6 +161,7 @@ func (lc *loopClient) redial(w *worker) {
 	r := lc.r
 	d := net.Dialer{Timeout: 5 * time.Second}
 	for !r.stopping.Load() {
+		kind := ErrConnect
 		nc, err := d.DialContext(lc.ctx, r.t.network, r.t.address)
 		if err == nil {
 			if tc, ok := nc.(*net.TCPConn); ok {
@@ -169,6 +170,7 @@ func (lc *loopClient) redial(w *worker) {
 			if r.t.ws {
 				if err = handshakeWS(nc, &r.t, r.upgradeHeader(), 5*time.Second); err != nil {
 					_ = nc.Close()
+					kind = ErrWebSocket
 				}
 			}
 			if err == nil {
@@ -180,7 +182,7 @@ func (lc *loopClient) redial(w *worker) {
 		if r.stopping.Load() {
 			break
 		}
-		w.fail(ErrConnect, true)
+		w.failWith(kind, err, true)
 		select {
 		case <-lc.ctx.Done():
 		case <-time.After(100 * time.Millisecond):
@@ -260,7 +262,7 @@ func (lc *loopClient) OnTraffic(c gnet.Conn) gnet.Action {
 }
 
 // OnClose reconnects a worker whose connection was lost. Event loop only.
-func (lc *loopClient) OnClose(c gnet.Conn, _ error) gnet.Action {
+func (lc *loopClient) OnClose(c gnet.Conn, err error) gnet.Action {
 	w, _ := c.Context().(*worker)
 	if w == nil {
 		return gnet.None
@@ -272,6 +274,7 @@ func (lc *loopClient) OnClose(c gnet.Conn, _ error) gnet.Action {
 		return gnet.None
 	}
 	if !w.broken && (w.n > 0 || !lc.r.stopping.Load()) {
+		w.note(ErrTransport, err)
 		w.lost(ErrTransport)
 	}
 	lc.startRedial(w)

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"math"
+
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -24,6 +26,26 @@ const (
 	ErrWebSocket       = "websocket"           // a failed handshake, a bad frame or a close from the server
 )
 
+// errKinds are the kinds of errors, in the order the live line names
+// them; errKind indexes them.
+var errKinds = [...]string{ErrConnect, ErrWebSocket, ErrTransport, ErrTimeout, ErrUnsent, ErrHTTPStatus, ErrHTTPFraming,
+	ErrNotJSON, ErrNotJSONRPC, ErrUnknownID, ErrDuplicate, ErrMissing, ErrUnexpectedError, ErrUnexpectedOK,
+	ErrUnexpectedReply, ErrShape}
+
+// errKind returns the index of kind in errKinds.
+func errKind(kind string) int {
+	for i, k := range errKinds {
+		if k == kind {
+			return i
+		}
+	}
+	panic("bench: no error kind " + kind)
+}
+
+// maxErrorCodes bounds the JSON-RPC codes told apart in
+// Result.ErrorCodes; the others count as "other".
+const maxErrorCodes = 32
+
 // maxMessage bounds one reply: a WebSocket payload, a framed stream
 // message or an HTTP body (the framer's MaxSize, the HTTP response
 // reader's MaxBody).
@@ -35,7 +57,8 @@ type replyItem struct {
 	idOK    bool // the id is a number the tool could have sent
 	idNull  bool // the id is null: the server could not read a request
 	isError bool
-	valid   bool // a JSON-RPC 2.0 reply: jsonrpc "2.0", an id, result xor error, a well-formed error
+	code    int64 // the error's code, when isError and valid
+	valid   bool  // a JSON-RPC 2.0 reply: jsonrpc "2.0", an id, result xor error, a well-formed error
 }
 
 // eachReply calls fn for every reply object of a reply body (an object
@@ -80,7 +103,7 @@ func inspect(obj []byte) replyItem {
 			hasResult = true
 		case "error":
 			hasError = true
-			errorOK = wellFormedError(v)
+			it.code, errorOK = wellFormedError(v)
 		case "id":
 			hasID = true
 			it.idNull = string(v) == "null"
@@ -93,12 +116,13 @@ func inspect(obj []byte) replyItem {
 }
 
 // wellFormedError reports whether v, valid JSON, is an error object: an
-// integer code and a string message.
-func wellFormedError(v []byte) bool {
+// integer code and a string message; and returns the code.
+func wellFormedError(v []byte) (int64, bool) {
 	if len(v) == 0 || v[0] != '{' {
-		return false
+		return 0, false
 	}
-	var code, message bool
+	var code int64
+	var codeOK, message bool
 	mems := parser.NewMembers(v)
 	for k, esc, m, ok := mems.Next(); ok; k, esc, m, ok = mems.Next() {
 		if esc {
@@ -106,12 +130,34 @@ func wellFormedError(v []byte) bool {
 		}
 		switch string(k) {
 		case "code":
-			code = isInteger(m)
+			if codeOK = isInteger(m); codeOK {
+				code = parseCode(m)
+			}
 		case "message":
 			message = len(m) > 0 && m[0] == '"'
 		}
 	}
-	return code && message
+	return code, codeOK && message
+}
+
+// parseCode reads an integer code, saturating past int64.
+func parseCode(v []byte) int64 {
+	neg := len(v) > 0 && v[0] == '-'
+	if neg {
+		v = v[1:]
+	}
+	var n int64
+	for _, c := range v {
+		if n > (math.MaxInt64-9)/10 {
+			n = math.MaxInt64
+			break
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
 }
 
 // isInteger reports whether the JSON value v is a number without

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,13 @@ type Result struct {
 	// Errors counts the errors by kind (see the Err constants); a test
 	// with errors measured a server that does not answer right.
 	Errors map[string]int64 `json:"errors"`
+	// ErrorDetail holds, for the errors whose cause has a text (connect,
+	// websocket, transport), the first one's: "dial tcp 127.0.0.1:1:
+	// connect: connection refused".
+	ErrorDetail map[string]string `json:"error_detail,omitempty"`
+	// ErrorCodes counts the error replies by JSON-RPC code (expected or
+	// not, measured): the first 32 codes seen, the rest as "other".
+	ErrorCodes map[string]int64 `json:"error_codes,omitempty"`
 	// Checked says the replies were checked (Config.NoCheck not set);
 	// otherwise only framing, transport and timeout errors are counted.
 	Checked bool `json:"checked"`
@@ -37,6 +45,9 @@ type Result struct {
 	// Server is the server's own view of the window, read from
 	// Config.MetricsURL; nil without one.
 	Server *ServerView `json:"server,omitempty"`
+	// Thresholds are the thresholds checked against the run
+	// (CheckThresholds), in order; empty without any.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 }
 
 // Latency holds latency percentiles in microseconds.
@@ -78,6 +89,20 @@ func (r *runner) result(workers []*worker, stop time.Time) *Result {
 		for k, v := range w.errs {
 			res.Errors[k] += v
 		}
+		for k, v := range w.detail {
+			if res.ErrorDetail == nil {
+				res.ErrorDetail = map[string]string{}
+			}
+			if res.ErrorDetail[k] == "" {
+				res.ErrorDetail[k] = v
+			}
+		}
+		for code, n := range w.codes {
+			res.addCode(strconv.FormatInt(code, 10), n)
+		}
+		if w.others > 0 {
+			res.addCode("other", w.others)
+		}
 		res.Hist.Merge(w.hist)
 	}
 	secs := res.Duration.Seconds()
@@ -89,6 +114,14 @@ func (r *runner) result(workers []*worker, stop time.Time) *Result {
 		P999: h.ValueAtQuantile(99.9), Max: h.Max(), Mean: h.Mean(),
 	}
 	return res
+}
+
+// addCode adds n error replies of code to ErrorCodes.
+func (r *Result) addCode(code string, n int64) {
+	if r.ErrorCodes == nil {
+		r.ErrorCodes = map[string]int64{}
+	}
+	r.ErrorCodes[code] += n
 }
 
 // WriteTable writes a human-readable summary.
@@ -120,12 +153,81 @@ func (r *Result) WriteTable(w io.Writer) {
 			parts[i] = fmt.Sprintf("%s %d", k, r.Errors[k])
 		}
 		fmt.Fprintf(w, "ERRORS      %d: %s\n", r.TotalErrors(), strings.Join(parts, ", "))
+		for _, k := range kinds {
+			if d := r.ErrorDetail[k]; d != "" {
+				fmt.Fprintf(w, "            %s: %s\n", k, d)
+			}
+		}
 	case r.Checked:
 		fmt.Fprintln(w, "errors      none: every reply checked")
 	default:
 		fmt.Fprintln(w, "errors      none seen, replies not checked (--no-check)")
 	}
+	if len(r.ErrorCodes) > 0 {
+		fmt.Fprintf(w, "error codes %s\n", r.codesText())
+	}
 	r.Server.writeTable(w, r)
+	for i, c := range r.Thresholds {
+		head := "            "
+		if i == 0 {
+			head = "thresholds  "
+		}
+		fmt.Fprintln(w, head+c.String())
+	}
+}
+
+// codesText says the error replies by code, most first: "-32601 12,
+// -32000 3".
+func (r *Result) codesText() string {
+	codes := make([]string, 0, len(r.ErrorCodes))
+	for c := range r.ErrorCodes {
+		codes = append(codes, c)
+	}
+	sort.Slice(codes, func(i, j int) bool {
+		a, b := r.ErrorCodes[codes[i]], r.ErrorCodes[codes[j]]
+		return a > b || a == b && codes[i] < codes[j]
+	})
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%s %d", c, r.ErrorCodes[c])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Failure says why the run failed, nil when it had no error: that it
+// could not connect (or upgrade) at all, naming the target and the
+// cause, or how many errors of which kinds it saw.
+func (r *Result) Failure() error {
+	total := r.TotalErrors()
+	if total == 0 {
+		return nil
+	}
+	// Nothing answered, and every error a failed connection (or, in an
+	// open loop, a request never sent for the lack of one).
+	if dials := r.Errors[ErrConnect] + r.Errors[ErrWebSocket]; r.Requests == 0 && dials > 0 && dials+r.Errors[ErrUnsent] == total {
+		kind := ErrConnect
+		what := "could not connect to"
+		if r.Errors[ErrWebSocket] > 0 {
+			kind, what = ErrWebSocket, "could not open a WebSocket to"
+		}
+		if d := r.ErrorDetail[kind]; d != "" {
+			return fmt.Errorf("%s %s: %s (%d attempts)", what, r.Target, d, dials)
+		}
+		return fmt.Errorf("%s %s (%d attempts)", what, r.Target, dials)
+	}
+	kinds := make([]string, 0, len(r.Errors))
+	for k := range r.Errors {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		a, b := r.Errors[kinds[i]], r.Errors[kinds[j]]
+		return a > b || a == b && kinds[i] < kinds[j]
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, r.Errors[k])
+	}
+	return fmt.Errorf("%d errors (%s): the server did not answer right", total, strings.Join(parts, ", "))
 }
 
 // us formats microseconds readably.

@@ -13,9 +13,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,7 +81,12 @@ type worker struct {
 	calls  atomic.Int64 // calls answered or notifications sent, measured
 	errors atomic.Int64 // errors, measured
 
-	errs map[string]int64 // by kind; owned by the worker until it ends
+	byKind [len(errKinds)]atomic.Int64 // errors by kind (errKinds), measured, for the live line
+
+	errs   map[string]int64  // by kind; owned by the worker until it ends
+	detail map[string]string // the first error's text, by kind (failWith); owned likewise
+	codes  map[int64]int64   // error replies by JSON-RPC code, at most maxErrorCodes of them; owned likewise
+	others int64             // error replies of codes past those
 }
 
 // newWorker returns connection idx of r, its buffers allocated.
@@ -87,7 +94,7 @@ func newWorker(r *runner, idx int) *worker {
 	size := ringSize(r.cfg.Pipeline)
 	words := max(1, (maxHoles(r.msgs)+63)/64)
 	w := &worker{
-		r: r, idx: idx, errs: map[string]int64{},
+		r: r, idx: idx, errs: map[string]int64{}, detail: map[string]string{}, codes: map[int64]int64{},
 		hist:  hdrhistogram.New(histMin, histMax, histDigits),
 		queue: make([]inflight, size), seen: make([]uint64, size*words), words: words,
 		rbuf: make([]byte, 0, 64<<10),
@@ -235,7 +242,7 @@ func (w *worker) dial() bool {
 	}
 	c, err := net.DialTimeout(w.r.t.network, w.r.t.address, 5*time.Second)
 	if err != nil {
-		w.fail(ErrConnect, true)
+		w.failWith(ErrConnect, err, true)
 		return false
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
@@ -244,7 +251,7 @@ func (w *worker) dial() bool {
 	if w.r.t.ws {
 		if err := handshakeWS(c, &w.r.t, w.r.upgradeHeader(), 5*time.Second); err != nil {
 			_ = c.Close()
-			w.fail(ErrWebSocket, true)
+			w.failWith(ErrWebSocket, err, true)
 			return false
 		}
 	}
@@ -260,6 +267,41 @@ func (w *worker) fail(kind string, measured bool) {
 	if measured {
 		w.errs[kind]++
 		w.errors.Add(1)
+		w.byKind[errKind(kind)].Add(1)
+	}
+}
+
+// failWith counts an error whose cause is err, and keeps the text of
+// the first one of its kind.
+func (w *worker) failWith(kind string, err error, measured bool) {
+	if measured && err != nil && w.detail[kind] == "" {
+		w.detail[kind] = err.Error()
+	}
+	w.fail(kind, measured)
+}
+
+// errServerClosed is the cause of a transport error when the server
+// closed the connection.
+var errServerClosed = errors.New("the server closed the connection")
+
+// note keeps err's text as the first cause of errors of kind, unless one
+// is kept already; io.EOF, or nil, is errServerClosed.
+func (w *worker) note(kind string, err error) {
+	if w.detail[kind] != "" {
+		return
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = errServerClosed
+	}
+	w.detail[kind] = err.Error()
+}
+
+// countCode counts an error reply of code.
+func (w *worker) countCode(code int64) {
+	if _, ok := w.codes[code]; ok || len(w.codes) < maxErrorCodes {
+		w.codes[code]++
+	} else {
+		w.others++
 	}
 }
 
@@ -385,6 +427,7 @@ func (w *worker) run(t0 time.Time) {
 			}
 			continue
 		}
+		w.note(ErrTransport, err)
 		w.lost(ErrTransport)
 	}
 }
@@ -569,6 +612,7 @@ func (w *worker) consume() {
 			used += resp.Size
 			w.checkHTTP(&resp)
 			if resp.Close {
+				w.note(ErrTransport, errServerClosed)
 				w.lost(ErrTransport)
 				return
 			}
@@ -706,6 +750,9 @@ func (w *worker) match(q *inflight, it replyItem) {
 	case !it.isError && w.r.cfg.ExpectError:
 		w.fail(ErrUnexpectedOK, q.measured)
 	}
+	if it.isError && it.valid && q.measured {
+		w.countCode(it.code)
+	}
 	k := it.id - q.first
 	word, bit := k/64, uint64(1)<<(k%64)
 	if q.seen[word]&bit != 0 {
@@ -728,9 +775,13 @@ func (r *runner) progress(workers []*worker, done <-chan struct{}) {
 			return
 		case now := <-tick.C:
 			var reqs, errs int64
+			var kinds [len(errKinds)]int64
 			for _, w := range workers {
 				reqs += w.done.Load()
 				errs += w.errors.Load()
+				for i := range kinds {
+					kinds[i] += w.byKind[i].Load()
+				}
 			}
 			phase := "measuring"
 			switch {
@@ -739,11 +790,32 @@ func (r *runner) progress(workers []*worker, done <-chan struct{}) {
 			case r.timed() && !now.Before(r.end):
 				phase = "waiting for replies"
 			}
-			fmt.Fprintf(r.cfg.Progress, "\r\033[K%s %5.1fs  %9d req/s  %d requests  %d errors",
-				phase, time.Since(r.start).Seconds(), reqs-last, reqs, errs)
+			fmt.Fprintf(r.cfg.Progress, "\r\033[K%s %5.1fs  %9d req/s  %d requests  %d errors%s",
+				phase, time.Since(r.start).Seconds(), reqs-last, reqs, errs, kindsText(kinds[:]))
 			last = reqs
 		}
 	}
+}
+
+// kindsText says the errors by kind, for the live line: " (connect 3,
+// timeout 1)", or "" for none.
+func kindsText(kinds []int64) string {
+	var b strings.Builder
+	for i, n := range kinds {
+		if n == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", errKinds[i], n)
+	}
+	if b.Len() > 0 {
+		b.WriteString(")")
+	}
+	return b.String()
 }
 
 // IsTerminal reports whether f is a terminal (for the progress line).

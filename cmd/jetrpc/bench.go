@@ -37,7 +37,8 @@ latency from each request's intended send time. Every reply is checked
 (valid JSON-RPC, the id of a request in flight, a batch answered with an
 array, an error or not as expected); it prints requests/s, errors by kind
 and latency percentiles, and exits with status 2 when any reply was wrong
-or missing.
+or missing — or, with -threshold conditions (p99<5ms, errors==0,
+rps>50000...), when one of them fails: a CI job can gate on them.
 
 The target is http://host:port/path (HTTP/1.1 POST), ws://host:port/path
 (WebSocket), tcp://host:port or unix:///path (newline-delimited JSON over a
@@ -69,6 +70,7 @@ server in-process.
 		{"load", []string{"c", "d", "n", "warmup", "rate", "pipeline"}},
 		{"requests", []string{"method", "params", "batch", "notify", "bodies"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
+		{"pass or fail", []string{"threshold"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"output", []string{"json", "plot", "q", "metrics"}},
 		{"fan-out (--subscribe; ws:// targets)", []string{"subscribe", "subscribers", "publish-rate", "publishes", "publish-url",
@@ -83,6 +85,7 @@ server in-process.
   jetrpc serve --listen unix:///tmp/jetrpc.sock &   # then, over the socket:
   jetrpc bench -notify 0.2 -rate 5000 unix:///tmp/jetrpc.sock
   jetrpc bench -json -q -d 5s http://127.0.0.1:8080/ > result.json
+  jetrpc bench -rate 20000 -threshold 'p99<5ms' -threshold 'error_rate<0.1%' http://127.0.0.1:8080/  # a CI gate
   jetrpc serve --metrics 127.0.0.1:9100 &           # then, the server's view beside the client's:
   jetrpc bench -metrics http://127.0.0.1:9100/metrics http://127.0.0.1:8080/
   jetrpc bench -header 'X-API-Key: s3cret' -header 'X-Tenant: a' ws://127.0.0.1:8080/
@@ -94,12 +97,13 @@ server in-process.
 
 // benchFlags are the flags of jetrpc bench that are not a bench.Config field.
 type benchFlags struct {
-	bodies string
-	asJSON bool
-	plot   string
-	quiet  bool
-	topic  string             // --subscribe: a fan-out run
-	fan    bench.FanoutConfig // the fan-out flags; the shared ones are copied from bench.Config
+	bodies     string
+	asJSON     bool
+	plot       string
+	quiet      bool
+	topic      string             // --subscribe: a fan-out run
+	thresholds []bench.Threshold  // -threshold, in order
+	fan        bench.FanoutConfig // the fan-out flags; the shared ones are copied from bench.Config
 }
 
 // newBenchFlags defines the flags of jetrpc bench on a new FlagSet; the
@@ -129,6 +133,9 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.BoolVar(&b.asJSON, "json", false, "print the result as JSON")
 	fs.StringVar(&b.plot, "plot", "", "write the latency distribution chart to this SVG `file`")
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
+	fs.Var(thresholdFlag{&b.thresholds}, "threshold", "check `condition` at the end, such as 'p99<5ms', 'errors==0', 'rps>50000' or 'error_rate<0.1%' "+
+		"(repeatable; metrics p50 p90 p99 p99.9 max mean rps cps requests errors error_rate): the exit status is 2 when one fails. "+
+		"With thresholds, they alone decide: errors fail the run only through one")
 	fs.StringVar(&cfg.MetricsURL, "metrics", "", "read the server's Prometheus metrics at `URL` (jetrpc serve --metrics) when the measured window opens and closes, "+
 		"and print its own view (calls handled, errors by code, rate, p50/p99 handling time) beside the client's")
 	newFanoutFlags(fs, b)
@@ -153,7 +160,7 @@ func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 // Flags of one mode of jetrpc bench, refused in the other.
 var (
 	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "pipeline", "method", "params", "batch", "notify", "bodies",
-		"expect-error", "no-check", "plot", "metrics"}
+		"expect-error", "no-check", "plot", "metrics", "threshold"}
 	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
 		"connect-concurrency"}
 )
@@ -230,6 +237,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	failed := res.CheckThresholds(b.thresholds)
 	if b.asJSON {
 		if res.Server != nil && res.Server.Error != "" { // the table says it itself
 			fmt.Fprintf(stderr, "jetrpc bench: %s; the server's view is missing\n", res.Server.Error)
@@ -255,9 +263,33 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	if res.TotalErrors() > 0 {
-		return fmt.Errorf("%d errors: the server did not answer right", res.TotalErrors())
+	if len(b.thresholds) > 0 {
+		return failed
 	}
+	return res.Failure()
+}
+
+// thresholdFlag is -threshold: each use adds a threshold, checked by
+// bench.ParseThreshold.
+type thresholdFlag struct{ ts *[]bench.Threshold }
+
+func (f thresholdFlag) String() string {
+	if f.ts == nil {
+		return ""
+	}
+	var s []string
+	for _, t := range *f.ts {
+		s = append(s, t.Expr)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (f thresholdFlag) Set(s string) error {
+	t, err := bench.ParseThreshold(s)
+	if err != nil {
+		return err
+	}
+	*f.ts = append(*f.ts, t)
 	return nil
 }
 

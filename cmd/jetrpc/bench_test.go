@@ -326,3 +326,43 @@ func TestBench_subscribeHelp(t *testing.T) {
 		t.Errorf("jetrpc usage does not mention --subscribe:\n%s", usage)
 	}
 }
+
+// -threshold: a failing one makes the run fail, naming it; the JSON
+// carries the verdicts; with thresholds, errors fail the run only
+// through one (here every reply is an "unexpected result").
+func TestBench_thresholds(t *testing.T) {
+	run := func(args ...string) (string, error) {
+		var out, errOut strings.Builder
+		err := runBench(context.Background(), append([]string{"-d", "300ms", "-warmup", "0", "-c", "4", "-q"}, args...), &out, &errOut)
+		return out.String() + errOut.String(), err
+	}
+	out, err := run("-threshold", "errors==0", "-threshold", "rps>1e12")
+	if err == nil || !strings.HasPrefix(err.Error(), "thresholds failed: rps>1e12: FAILED (") || strings.Contains(err.Error(), "errors==0") {
+		t.Fatalf("a failing threshold: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "thresholds  errors==0: ok (0)\n") {
+		t.Fatalf("table:\n%s", out)
+	}
+	out, err = run("-json", "-threshold", "p99.9<1h")
+	if err != nil {
+		t.Fatalf("a threshold that holds: %v\n%s", err, out)
+	}
+	var res struct {
+		Thresholds []struct {
+			Threshold string
+			Actual    float64
+			OK        bool
+		}
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &res); err != nil || len(res.Thresholds) != 1 ||
+		res.Thresholds[0].Threshold != "p99.9<1h" || !res.Thresholds[0].OK || res.Thresholds[0].Actual <= 0 {
+		t.Fatalf("JSON thresholds %+v %v\n%s", res.Thresholds, err, out)
+	}
+	out, err = run("-expect-error", "-threshold", "requests>0")
+	if err != nil || !strings.Contains(out, "unexpected result") {
+		t.Fatalf("errors with a threshold that holds: %v\n%s", err, out)
+	}
+	if _, err := run("-expect-error"); err == nil {
+		t.Fatal("errors without thresholds: no failure")
+	}
+}

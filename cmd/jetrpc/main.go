@@ -63,10 +63,21 @@ func main() {
 	}()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.As(err, new(errUsage)) { // an errUsage is printed already
-			fmt.Fprintln(os.Stderr, "jetrpc:", err)
+			fmt.Fprintln(os.Stderr, errorLine(err))
 		}
 		os.Exit(2)
 	}
+}
+
+// errorLine is the line main prints for err: one "jetrpc" prefix,
+// whether or not the error's text starts with its own ("jetrpc bench:
+// …" from the bench package).
+func errorLine(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "jetrpc ") || strings.HasPrefix(msg, "jetrpc:") {
+		return msg
+	}
+	return "jetrpc: " + msg
 }
 
 // run is main without the process: testable. -h and help print to
