@@ -529,3 +529,18 @@ func TestServe_listenAliases(t *testing.T) {
 		callStream(t, "unix", sock)
 	}
 }
+
+// Errors are printed with one "jetrpc" prefix, whether or not their text
+// has its own.
+func TestErrorLine_onePrefix(t *testing.T) {
+	for in, want := range map[string]string{
+		`jetrpc bench: target "ftp://x" must start with http://`: `jetrpc bench: target "ftp://x" must start with http://`,
+		"jetrpc: serve: bad":                 "jetrpc: serve: bad",
+		"open /x: no such file or directory": "jetrpc: open /x: no such file or directory",
+		"jetrpcx is not a prefix of its own": "jetrpc: jetrpcx is not a prefix of its own",
+	} {
+		if got := errorLine(errors.New(in)); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
