@@ -195,7 +195,7 @@ func TestResult_reports(t *testing.T) {
 
 func TestRun_badConfig(t *testing.T) {
 	for _, cfg := range []bench.Config{
-		{Target: "ftp://x"}, {Target: "wss://127.0.0.1:1"}, {Target: "tcp://127.0.0.1:1", Notify: 2},
+		{Target: "ftp://x"}, {Target: "wss:///path"}, {Target: "tcp://127.0.0.1:1", Notify: 2},
 		{Target: "tcp://127.0.0.1:1", Params: "3"}, {Target: "tcp://127.0.0.1:1", Bodies: [][]byte{[]byte("{")}},
 	} {
 		if _, err := bench.Run(context.Background(), cfg); err == nil {

@@ -9,6 +9,7 @@ import (
 // Kinds of errors, as counted in Result.Errors.
 const (
 	ErrConnect         = "connect"             // could not connect
+	ErrTLS             = "tls"                 // the TLS handshake failed (https://, wss://)
 	ErrTransport       = "transport"           // read or write failed, or the server closed
 	ErrTimeout         = "timeout"             // no reply within Config.Timeout, or by the end of the run
 	ErrHTTPStatus      = "http status"         // not 200 (or 204 for notifications)
@@ -28,7 +29,7 @@ const (
 
 // errKinds are the kinds of errors, in the order the live line names
 // them; errKind indexes them.
-var errKinds = [...]string{ErrConnect, ErrWebSocket, ErrTransport, ErrTimeout, ErrUnsent, ErrHTTPStatus, ErrHTTPFraming,
+var errKinds = [...]string{ErrConnect, ErrTLS, ErrWebSocket, ErrTransport, ErrTimeout, ErrUnsent, ErrHTTPStatus, ErrHTTPFraming,
 	ErrNotJSON, ErrNotJSONRPC, ErrUnknownID, ErrDuplicate, ErrMissing, ErrUnexpectedError, ErrUnexpectedOK,
 	ErrUnexpectedReply, ErrShape}
 

@@ -31,7 +31,7 @@ type Result struct {
 	// with errors measured a server that does not answer right.
 	Errors map[string]int64 `json:"errors"`
 	// ErrorDetail holds, for the errors whose cause has a text (connect,
-	// websocket, transport), the first one's: "dial tcp 127.0.0.1:1:
+	// tls, websocket, transport), the first one's: "dial tcp 127.0.0.1:1:
 	// connect: connection refused".
 	ErrorDetail map[string]string `json:"error_detail,omitempty"`
 	// ErrorCodes counts the error replies by JSON-RPC code (expected or
@@ -204,11 +204,14 @@ func (r *Result) Failure() error {
 	}
 	// Nothing answered, and every error a failed connection (or, in an
 	// open loop, a request never sent for the lack of one).
-	if dials := r.Errors[ErrConnect] + r.Errors[ErrWebSocket]; r.Requests == 0 && dials > 0 && dials+r.Errors[ErrUnsent] == total {
+	if dials := r.Errors[ErrConnect] + r.Errors[ErrTLS] + r.Errors[ErrWebSocket]; r.Requests == 0 && dials > 0 && dials+r.Errors[ErrUnsent] == total {
 		kind := ErrConnect
 		what := "could not connect to"
-		if r.Errors[ErrWebSocket] > 0 {
+		switch {
+		case r.Errors[ErrWebSocket] > 0:
 			kind, what = ErrWebSocket, "could not open a WebSocket to"
+		case r.Errors[ErrTLS] > 0:
+			kind, what = ErrTLS, "could not make a TLS connection to"
 		}
 		if d := r.ErrorDetail[kind]; d != "" {
 			return fmt.Errorf("%s %s: %s (%d attempts)", what, r.Target, d, dials)

@@ -11,6 +11,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -116,6 +117,7 @@ type runner struct {
 	stopping atomic.Bool // no more sends (closed loop); set at the end, or with halted
 	halted   atomic.Bool // stopped before the end: ctx done, or the request budget spent
 	headers  []byte      // Config.Header as header lines; immutable
+	tls      *tls.Config // a TLS target's client config, its ServerName set; nil otherwise
 	// head is what every HTTP request starts with (header.go); never nil,
 	// replaced whole when the JWT is re-minted: atomic only.
 	head atomic.Pointer[httpHead]
@@ -124,6 +126,15 @@ type runner struct {
 // newRunner returns the runner of a load test; cfg is filled and checked.
 func newRunner(cfg Config, t target, msgs []message) *runner {
 	r := &runner{cfg: cfg, t: t, msgs: msgs, headers: appendHeaders(nil, cfg.Header)}
+	if t.tls {
+		r.tls = &tls.Config{}
+		if cfg.TLS != nil {
+			r.tls = cfg.TLS.Clone()
+		}
+		if r.tls.ServerName == "" {
+			r.tls.ServerName, _, _ = net.SplitHostPort(t.address)
+		}
+	}
 	r.setToken("")
 	return r
 }
@@ -204,15 +215,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Progress != nil {
 		go r.progress(workers, progressDone)
 	}
-	if cfg.Rate > 0 {
+	switch {
+	case cfg.Rate > 0:
 		for _, w := range workers {
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(now) }()
 		}
 		wg.Wait()
-	} else if err := r.runLoops(ctx, workers); err != nil {
-		close(progressDone)
-		return nil, err
+	case t.tls: // the event loops read raw sockets
+		for _, w := range workers {
+			wg.Add(1)
+			go func() { defer wg.Done(); w.runClosed() }()
+		}
+		wg.Wait()
+	default:
+		if err := r.runLoops(ctx, workers); err != nil {
+			close(progressDone)
+			return nil, err
+		}
 	}
 	stop := time.Now()
 	close(progressDone)
@@ -248,6 +268,18 @@ func (w *worker) dial() bool {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	if w.r.tls != nil {
+		tc := tls.Client(c, w.r.tls)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			_ = c.Close()
+			w.failWith(ErrTLS, err, true)
+			return false
+		}
+		c = tc
+	}
 	if w.r.t.ws {
 		if err := handshakeWS(c, &w.r.t, w.r.upgradeHeader(), 5*time.Second); err != nil {
 			_ = c.Close()
@@ -281,8 +313,12 @@ func (w *worker) failWith(kind string, err error, measured bool) {
 }
 
 // errServerClosed is the cause of a transport error when the server
-// closed the connection.
-var errServerClosed = errors.New("the server closed the connection")
+// closed the connection; errClosedInFlight when it said so (Connection:
+// close) with requests still in flight.
+var (
+	errServerClosed   = errors.New("the server closed the connection")
+	errClosedInFlight = errors.New("the server closed the connection (Connection: close) with requests in flight")
+)
 
 // note keeps err's text as the first cause of errors of kind, unless one
 // is kept already; io.EOF, or nil, is errServerClosed.
@@ -320,6 +356,65 @@ func (r *runner) measuring(now time.Time) bool {
 
 // timed reports whether the run ends at a time (not after Requests).
 func (r *runner) timed() bool { return r.cfg.Requests <= 0 }
+
+// runClosed is a closed loop on the worker's own goroutine, for targets
+// the event loops cannot carry (TLS): it keeps Pipeline requests in
+// flight, sending a new one for each reply, and after the end waits for
+// those in flight up to Timeout, then counts what is left as timeouts.
+func (w *worker) runClosed() {
+	r := w.r
+	for {
+		ending := r.stopping.Load() || r.halted.Load()
+		if w.conn == nil {
+			if ending {
+				return
+			}
+			if !w.dial() {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+		}
+		if out := w.fill(); len(out) > 0 {
+			_ = w.conn.SetWriteDeadline(time.Now().Add(r.cfg.Timeout))
+			if _, err := w.conn.Write(out); err != nil {
+				w.note(ErrTransport, err)
+				w.lost(ErrTransport)
+				continue
+			}
+		}
+		if w.n == 0 {
+			if ending || r.halted.Load() {
+				return
+			}
+			continue
+		}
+		deadline := w.oldest().intended.Add(r.cfg.Timeout)
+		if r.timed() {
+			if lim := r.end.Add(r.cfg.Timeout); deadline.After(lim) {
+				deadline = lim // never overrun the window by more than Timeout
+			}
+		}
+		_ = w.conn.SetReadDeadline(deadline)
+		k, err := w.conn.Read(w.rbuf[len(w.rbuf):cap(w.rbuf)])
+		w.rbuf = w.rbuf[:len(w.rbuf)+k]
+		if k > 0 {
+			w.consume()
+		}
+		if err == nil || w.conn == nil {
+			continue
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			w.lost(ErrTimeout) // the oldest is overdue, or the end plus Timeout has come
+			if r.stopping.Load() || r.halted.Load() {
+				return
+			}
+			continue
+		}
+		w.note(ErrTransport, err)
+		w.lost(ErrTransport)
+	}
+}
 
 // run is the worker's open loop: it sends each request at its intended
 // time, when a pipeline slot is free, and reads replies in between (and
@@ -536,6 +631,11 @@ func (w *worker) lost(kind string) {
 	if measured == 0 {
 		w.fail(kind, w.r.measuring(now))
 	}
+	w.drop()
+}
+
+// drop closes the connection, to be reopened, with nothing in flight.
+func (w *worker) drop() {
 	if w.conn != nil {
 		_ = w.conn.Close()
 		w.conn = nil
@@ -612,8 +712,16 @@ func (w *worker) consume() {
 			used += resp.Size
 			w.checkHTTP(&resp)
 			if resp.Close {
-				w.note(ErrTransport, errServerClosed)
-				w.lost(ErrTransport)
+				// The server closes the connection after this reply (nginx
+				// after keepalive_requests, a server that drains): not an
+				// error, unless requests were in flight on it, which will
+				// get no reply.
+				if w.n > 0 {
+					w.note(ErrTransport, errClosedInFlight)
+					w.lost(ErrTransport)
+				} else {
+					w.drop()
+				}
 				return
 			}
 			continue

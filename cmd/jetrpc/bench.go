@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -41,8 +43,9 @@ or missing — or, with -threshold conditions (p99<5ms, errors==0,
 rps>50000...), when one of them fails: a CI job can gate on them.
 
 The target is http://host:port/path (HTTP/1.1 POST), ws://host:port/path
-(WebSocket), tcp://host:port or unix:///path (newline-delimited JSON over a
-stream). With no target it starts the bundled server in-process on a free
+(WebSocket), https:// or wss:// (the same over TLS: the system's roots, or
+-ca, or -insecure), tcp://host:port or unix:///path (newline-delimited JSON
+over a stream). With no target it starts the bundled server in-process on a free
 loopback port and measures it for 5s; that server shares the CPU with the
 load generator, so for a fairer figure run jetrpc serve in its own process
 on its own core (see the examples).
@@ -72,6 +75,7 @@ server in-process.
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"pass or fail", []string{"threshold"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
+		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},
 		{"output", []string{"json", "plot", "q", "metrics"}},
 		{"fan-out (--subscribe; ws:// targets)", []string{"subscribe", "subscribers", "publish-rate", "publishes", "publish-url",
 			"payload-size", "drain", "max-lost", "connect-concurrency"}},
@@ -103,6 +107,8 @@ type benchFlags struct {
 	quiet      bool
 	topic      string             // --subscribe: a fan-out run
 	thresholds []bench.Threshold  // -threshold, in order
+	insecure   bool               // -insecure
+	ca         string             // -ca: a PEM file of the roots to trust
 	fan        bench.FanoutConfig // the fan-out flags; the shared ones are copied from bench.Config
 }
 
@@ -133,6 +139,8 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.BoolVar(&b.asJSON, "json", false, "print the result as JSON")
 	fs.StringVar(&b.plot, "plot", "", "write the latency distribution chart to this SVG `file`")
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
+	fs.BoolVar(&b.insecure, "insecure", false, "https:// and wss:// targets: do not verify the server's certificate (a test server's self-signed one)")
+	fs.StringVar(&b.ca, "ca", "", "https:// and wss:// targets: trust the certificates in PEM `file` instead of the system's roots")
 	fs.Var(thresholdFlag{&b.thresholds}, "threshold", "check `condition` at the end, such as 'p99<5ms', 'errors==0', 'rps>50000' or 'error_rate<0.1%' "+
 		"(repeatable; metrics p50 p90 p99 p99.9 max mean rps cps requests errors error_rate): the exit status is 2 when one fails. "+
 		"With thresholds, they alone decide: errors fail the run only through one")
@@ -160,7 +168,7 @@ func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 // Flags of one mode of jetrpc bench, refused in the other.
 var (
 	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "pipeline", "method", "params", "batch", "notify", "bodies",
-		"expect-error", "no-check", "plot", "metrics", "threshold"}
+		"expect-error", "no-check", "plot", "metrics", "threshold", "ca", "insecure"}
 	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
 		"connect-concurrency"}
 )
@@ -202,6 +210,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := checkAuthFlags(&cfg, fs.Arg(0)); err != nil {
 		return usageError(fs, &benchUsage, stderr, err)
+	}
+	if b.insecure || b.ca != "" {
+		tc, err := tlsConfig(b.insecure, b.ca)
+		if err != nil {
+			return usageError(fs, &benchUsage, stderr, err)
+		}
+		cfg.TLS = tc
 	}
 	if b.bodies != "" {
 		b, err := readBodies(b.bodies)
@@ -267,6 +282,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return failed
 	}
 	return res.Failure()
+}
+
+// tlsConfig is the TLS client config of -insecure and -ca.
+func tlsConfig(insecure bool, ca string) (*tls.Config, error) {
+	if insecure && ca != "" {
+		return nil, errors.New("-insecure and -ca: -insecure verifies nothing, -ca verifies against the file")
+	}
+	tc := &tls.Config{InsecureSkipVerify: insecure} // #nosec G402 -- what -insecure asks for
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("-ca: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-ca %s: no PEM certificate in the file", ca)
+		}
+	}
+	return tc, nil
 }
 
 // thresholdFlag is -threshold: each use adds a threshold, checked by

@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -610,5 +611,31 @@ func TestNginx_trustedProxyNamesTheClient(t *testing.T) {
 	}
 	if got := call("127.0.0.2", "198.51.100.7"); !strings.Contains(got, limited) {
 		t.Fatalf("second call from 127.0.0.2, claiming to forward for another: %s", got)
+	}
+}
+
+// jetrpc bench over TLS through nginx: https:// and wss:// with -ca (the
+// test's certificate), in the closed and the open loop, every reply
+// checked; without -ca the system's roots refuse the certificate, and
+// the run says so.
+func TestBench_tlsThroughNginx(t *testing.T) {
+	nginx := needNginx(t)
+	n := startNode(t, buildJetrpc(t))
+	certDir := t.TempDir()
+	cert, key, roots := selfSigned(t, certDir)
+	port := startNginx(t, nginx, roots, cert, key, n, n)
+	for _, target := range []string{fmt.Sprintf("https://127.0.0.1:%d/", port), fmt.Sprintf("wss://127.0.0.1:%d/", port)} {
+		for _, load := range [][]string{{"-pipeline", "1"}, {"-rate", "300"}} { // pipelined, nginx's keepalive_requests would lose the request sent after its last
+			var out, errOut strings.Builder
+			args := append([]string{"-d", "500ms", "-warmup", "0", "-c", "2", "-ca", cert, "-threshold", "requests>50", "-threshold", "errors==0"}, load...)
+			if err := runBench(context.Background(), append(args, target), &out, &errOut); err != nil {
+				t.Fatalf("%s %v: %v\n%s%s", target, load, err, out.String(), errOut.String())
+			}
+		}
+		var out, errOut strings.Builder
+		err := runBench(context.Background(), []string{"-d", "200ms", "-warmup", "0", "-c", "1", "-q", target}, &out, &errOut)
+		if err == nil || !strings.HasPrefix(err.Error(), "could not make a TLS connection to "+target+": ") {
+			t.Fatalf("%s without -ca: %v\n%s", target, err, out.String())
+		}
 	}
 }
