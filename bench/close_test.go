@@ -30,7 +30,10 @@ func TestRun_connectionCloseIsNoError(t *testing.T) {
 	} {
 		tc.cfg.Target, tc.cfg.Warmup = target, -1
 		res := mustRun(t, tc.cfg)
-		if !tc.inFlight && (res.TotalErrors() != 0 || res.Requests == 0) {
+		// The open loop may count a request "not sent" when one falls due
+		// while its connection is reopened (under -race, slowly): not the
+		// close itself.
+		if !tc.inFlight && (res.TotalErrors() != res.Errors[ErrUnsent] || res.Requests == 0 || tc.cfg.Rate == 0 && res.TotalErrors() != 0) {
 			t.Errorf("%s: %d requests, errors %v", tc.name, res.Requests, res.Errors)
 		}
 		if tc.inFlight && (res.Errors[ErrTransport] == 0 || res.ErrorDetail[ErrTransport] != errClosedInFlight.Error()) {

@@ -247,48 +247,46 @@ func us(v int64) string {
 // WritePlotSVG writes the latency distribution as an SVG chart: latency
 // against percentile, the percentile axis in "nines" (50 %, 90 %, 99 %,
 // 99.9 %, ...) as HdrHistogram's plots do, so that the tail is visible.
+// Its title says the target and the whole load shape; the latency axis
+// has round ticks with their unit.
 func (r *Result) WritePlotSVG(w io.Writer) error {
 	const (
-		width, height = 800, 450
-		left, right   = 70, 20
-		top, bottom   = 40, 50
+		width, height = 860, 480
+		left, right   = 84, 48 // room for the tick labels, and for the last percentile's
+		top, bottom   = 64, 56
 	)
 	plotW, plotH := float64(width-left-right), float64(height-top-bottom)
 	maxNines := 5.0 // up to 99.999 %
-	type point struct{ x, y float64 }
-	var pts []point
-	maxLat := float64(r.Hist.Max())
-	if maxLat <= 0 {
-		maxLat = 1
-	}
-	for i := 0; i <= 400; i++ {
-		n := maxNines * float64(i) / 400
-		q := 100 * (1 - math.Pow(10, -n))
-		v := float64(r.Hist.ValueAtQuantile(q))
-		pts = append(pts, point{float64(left) + plotW*n/maxNines, float64(top) + plotH*(1-v/maxLat)})
-	}
+	step, ticks := niceTicks(float64(r.Hist.Max()))
+	ymax := step * float64(ticks) // the axis' top value, µs
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", width, height)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14">Latency by percentile — %s, %.0f req/s, %d connections</text>`+"\n",
-		left, escapeXML(r.Target), r.RequestsPerSec, r.Conns)
-	// Axes and grid.
+	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="15" font-weight="bold">Latency by percentile: %s</text>`+"\n", left, escapeXML(r.Target))
+	fmt.Fprintf(&b, `<text x="%d" y="44" font-size="12" fill="#444">%s; %s requests/s answered over %.2fs</text>`+"\n",
+		left, escapeXML(r.LoadShape()), group(r.RequestsPerSec), r.Duration.Seconds())
+	// Percentile grid and labels.
 	for i := 0; i <= int(maxNines); i++ {
 		x := float64(left) + plotW*float64(i)/maxNines
 		label := strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.5f", 100*(1-math.Pow(10, -float64(i)))), "0"), ".") + "%"
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`+"\n", x, top, x, height-bottom)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x, height-bottom+18, label)
 	}
-	for i := 0; i <= 5; i++ {
-		y := float64(top) + plotH*float64(i)/5
-		v := maxLat * float64(5-i) / 5
+	// Latency grid: round ticks, with their unit.
+	for i := 0; i <= ticks; i++ {
+		v := step * float64(i)
+		y := float64(top) + plotH*(1-v/ymax)
 		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", left, y, width-right, y)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, y+4, us(int64(v)))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-8, y+4, tickLabel(v, ymax))
 	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">percentile</text>`+"\n", float64(left)+plotW/2, height-12)
+	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">percentile</text>`+"\n", float64(left)+plotW/2, height-14)
+	fmt.Fprintf(&b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">latency</text>`+"\n", float64(top)+plotH/2)
 	b.WriteString(`<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="`)
-	for _, p := range pts {
-		fmt.Fprintf(&b, "%.1f,%.1f ", p.x, p.y)
+	for i := 0; i <= 400; i++ {
+		n := maxNines * float64(i) / 400
+		q := 100 * (1 - math.Pow(10, -n))
+		v := float64(r.Hist.ValueAtQuantile(q))
+		fmt.Fprintf(&b, "%.1f,%.1f ", float64(left)+plotW*n/maxNines, float64(top)+plotH*(1-v/ymax))
 	}
 	b.WriteString("\"/>\n")
 	l := r.Latency
@@ -296,6 +294,69 @@ func (r *Result) WritePlotSVG(w io.Writer) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// LoadShape says how the run loaded the target: "closed loop, 64
+// connections, pipeline 4, batch 10" or "open loop at 20,000 requests/s,
+// 64 connections".
+func (r *Result) LoadShape() string {
+	var b strings.Builder
+	if r.Rate > 0 {
+		b.WriteString("open loop at " + group(r.Rate) + " requests/s, ")
+	} else {
+		b.WriteString("closed loop, ")
+	}
+	fmt.Fprintf(&b, "%d connections", r.Conns)
+	if r.Pipeline > 1 {
+		fmt.Fprintf(&b, ", pipeline %d", r.Pipeline)
+	}
+	if r.Batch > 1 {
+		fmt.Fprintf(&b, ", batch %d", r.Batch)
+	}
+	return b.String()
+}
+
+// group writes v rounded, its thousands grouped: 36,586.
+func group(v float64) string {
+	s := strconv.FormatInt(int64(math.Round(v)), 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+// niceTicks returns a round step (1, 2 or 5 times a power of ten, in
+// µs) and how many of them reach hi: 4 to 10; the step is at least 1 µs.
+func niceTicks(hi float64) (step float64, n int) {
+	hi = math.Max(hi, 1)
+	for step = 1; ; step *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if n = int(math.Ceil(hi / (step * m))); n <= 10 {
+				return step * m, max(n, 4)
+			}
+		}
+	}
+}
+
+// tickLabel writes a tick's value v (µs) in the unit the axis' top
+// value ymax reads best in, without needless decimals: 0, 500µs, 1.5ms, 2s.
+func tickLabel(v, ymax float64) string {
+	unit, div := "µs", 1.0
+	switch {
+	case ymax >= 1e6:
+		unit, div = "s", 1e6
+	case ymax >= 1e3:
+		unit, div = "ms", 1e3
+	}
+	if v == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(v/div, 'f', -1, 64) + unit
 }
 
 func escapeXML(s string) string {
