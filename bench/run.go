@@ -394,12 +394,7 @@ func (w *worker) runClosed() {
 				deadline = lim // never overrun the window by more than Timeout
 			}
 		}
-		_ = w.conn.SetReadDeadline(deadline)
-		k, err := w.conn.Read(w.rbuf[len(w.rbuf):cap(w.rbuf)])
-		w.rbuf = w.rbuf[:len(w.rbuf)+k]
-		if k > 0 {
-			w.consume()
-		}
+		err := w.readSome(deadline)
 		if err == nil || w.conn == nil {
 			continue
 		}
@@ -497,15 +492,7 @@ func (w *worker) run(t0 time.Time) {
 				deadline = r.end
 			}
 		}
-		_ = w.conn.SetReadDeadline(deadline)
-		if len(w.rbuf) == cap(w.rbuf) {
-			w.rbuf = append(w.rbuf, 0)[:len(w.rbuf)]
-		}
-		k, err := w.conn.Read(w.rbuf[len(w.rbuf):cap(w.rbuf)])
-		w.rbuf = w.rbuf[:len(w.rbuf)+k]
-		if k > 0 {
-			w.consume()
-		}
+		err := w.readSome(deadline)
 		if err == nil || w.conn == nil {
 			continue
 		}
@@ -525,6 +512,22 @@ func (w *worker) run(t0 time.Time) {
 		w.note(ErrTransport, err)
 		w.lost(ErrTransport)
 	}
+}
+
+// readSome reads what the connection has, until deadline at most, and
+// checks the replies it completes; it returns the read's error. The read
+// buffer grows when a reply fills it.
+func (w *worker) readSome(deadline time.Time) error {
+	_ = w.conn.SetReadDeadline(deadline)
+	if len(w.rbuf) == cap(w.rbuf) {
+		w.rbuf = append(w.rbuf, 0)[:len(w.rbuf)]
+	}
+	k, err := w.conn.Read(w.rbuf[len(w.rbuf):cap(w.rbuf)])
+	w.rbuf = w.rbuf[:len(w.rbuf)+k]
+	if k > 0 {
+		w.consume()
+	}
+	return err
 }
 
 // endOpen ends an open loop: the requests due in the measured window that

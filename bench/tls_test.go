@@ -5,6 +5,7 @@ package bench_test
 // the tool does not trust.
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
@@ -53,5 +54,20 @@ func TestRun_https(t *testing.T) {
 	res = run(t, bench.Config{Target: srv.URL + "/", Requests: 100, Conns: 1, Warmup: -1, TLS: &tls.Config{InsecureSkipVerify: true}})
 	if res.TotalErrors() != 0 {
 		t.Fatalf("insecure: errors %v", res.Errors)
+	}
+}
+
+// A reply larger than the read buffer (64 KiB) over TLS, in the closed
+// loop on goroutines: the buffer grows, and every reply is checked.
+func TestRun_httpsLargeReplies(t *testing.T) {
+	tab := handler.NewTable()
+	big := handler.Raw(`"` + strings.Repeat("x", 200<<10) + `"`)
+	handler.RegisterNoParams(tab, "big", func(context.Context) (handler.Raw, error) { return big, nil })
+	srv := httptest.NewTLSServer(&handler.HTTPHandler{Table: tab})
+	defer srv.Close()
+	res := run(t, bench.Config{Target: srv.URL + "/", Method: "big", Params: "[]", Requests: 50, Conns: 2, Warmup: -1,
+		TLS: &tls.Config{InsecureSkipVerify: true}})
+	if res.TotalErrors() != 0 || res.Requests != 50 {
+		t.Fatalf("%d requests, errors %v %v", res.Requests, res.Errors, res.ErrorDetail)
 	}
 }
