@@ -51,6 +51,11 @@ type Config struct {
 	// stream (tcp, unix, ws), a closed loop needs a call among the
 	// messages: the server never answers a notification.
 	Rate float64
+	// Schedule, when set, makes the open loop's rate change over the run
+	// (ParseSchedule): its stages, each a rate held or ramped, set the
+	// measured duration (Duration must be 0, and Rate too); the warm-up
+	// runs at the first stage's rate.
+	Schedule []Stage
 	// Pipeline is how many requests a connection keeps in flight; 0 means
 	// 1 (no pipelining), a negative value is an error.
 	Pipeline int
@@ -191,6 +196,20 @@ func (c *Config) fill() error {
 		return errors.New("jetrpc bench: a pipeline deeper than 4096")
 	case c.JWTRefresh < 0:
 		return errors.New("jetrpc bench: a negative JWT refresh interval")
+	}
+	if len(c.Schedule) > 0 {
+		switch {
+		case c.Rate != 0:
+			return errors.New("jetrpc bench: a rate and a schedule: the schedule sets the rate")
+		case c.Duration != 0 || c.Requests != 0:
+			return errors.New("jetrpc bench: a duration (or a request count) and a schedule: the schedule sets the duration")
+		}
+		for _, st := range c.Schedule {
+			if st.Duration <= 0 || !(st.From >= 0) || !(st.To >= 0) || math.IsInf(st.From, 0) || math.IsInf(st.To, 0) {
+				return errors.New("jetrpc bench: a schedule stage needs a positive duration and finite rates, 0 or more")
+			}
+		}
+		c.Duration = scheduleDuration(c.Schedule)
 	}
 	if err := checkMetricsURL(c.MetricsURL); err != nil {
 		return err

@@ -18,10 +18,11 @@ type Result struct {
 	Conns    int           `json:"conns"`
 	Pipeline int           `json:"pipeline"`
 	Batch    int           `json:"batch"`
-	Rate     float64       `json:"rate,omitempty"` // the open loop's target rate; 0 for a closed loop
-	Duration time.Duration `json:"duration_ns"`    // the measured window
-	Requests int64         `json:"requests"`       // requests fully answered (an open loop's sent after the end: in Latency only)
-	Calls    int64         `json:"calls"`          // calls answered, and notifications sent
+	Rate     float64       `json:"rate,omitempty"`     // the open loop's target rate; 0 for a closed loop
+	Schedule []Stage       `json:"schedule,omitempty"` // the open loop's rate schedule, when it has one
+	Duration time.Duration `json:"duration_ns"`        // the measured window
+	Requests int64         `json:"requests"`           // requests fully answered (an open loop's sent after the end: in Latency only)
+	Calls    int64         `json:"calls"`              // calls answered, and notifications sent
 	// RequestsPerSec and CallsPerSec are the throughput.
 	RequestsPerSec float64 `json:"requests_per_sec"`
 	CallsPerSec    float64 `json:"calls_per_sec"`
@@ -71,7 +72,7 @@ func (r *Result) TotalErrors() int64 {
 
 func (r *runner) result(workers []*worker, stop time.Time) *Result {
 	res := &Result{
-		Target: r.cfg.Target, Conns: r.cfg.Conns, Pipeline: r.cfg.Pipeline, Batch: r.cfg.Batch, Rate: r.cfg.Rate,
+		Target: r.cfg.Target, Conns: r.cfg.Conns, Pipeline: r.cfg.Pipeline, Batch: r.cfg.Batch, Rate: r.cfg.Rate, Schedule: r.cfg.Schedule,
 		Errors: map[string]int64{}, Hist: hdrhistogram.New(histMin, histMax, histDigits),
 		Checked: !r.cfg.NoCheck,
 	}
@@ -127,7 +128,10 @@ func (r *Result) addCode(code string, n int64) {
 // WriteTable writes a human-readable summary.
 func (r *Result) WriteTable(w io.Writer) {
 	mode := "closed loop"
-	if r.Rate > 0 {
+	switch {
+	case len(r.Schedule) > 0:
+		mode = "open loop, " + describeSchedule(r.Schedule) + " (latency from intended send times)"
+	case r.Rate > 0:
 		mode = fmt.Sprintf("open loop at %.0f req/s (latency from intended send times)", r.Rate)
 	}
 	fmt.Fprintf(w, "target      %s\n", r.Target)
@@ -301,9 +305,12 @@ func (r *Result) WritePlotSVG(w io.Writer) error {
 // 64 connections".
 func (r *Result) LoadShape() string {
 	var b strings.Builder
-	if r.Rate > 0 {
+	switch {
+	case len(r.Schedule) > 0:
+		b.WriteString("open loop, " + describeSchedule(r.Schedule) + ", ")
+	case r.Rate > 0:
 		b.WriteString("open loop at " + group(r.Rate) + " requests/s, ")
-	} else {
+	default:
 		b.WriteString("closed loop, ")
 	}
 	fmt.Fprintf(&b, "%d connections", r.Conns)

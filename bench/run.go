@@ -114,6 +114,7 @@ type runner struct {
 	end      time.Time // measurement ends (Duration mode)
 	budget   atomic.Int64
 	perConn  float64     // open loop: requests per second per connection
+	plan     *plan       // open loop on a schedule (Config.Schedule): every connection's; immutable
 	stopping atomic.Bool // no more sends (closed loop); set at the end, or with halted
 	halted   atomic.Bool // stopped before the end: ctx done, or the request budget spent
 	headers  []byte      // Config.Header as header lines; immutable
@@ -184,6 +185,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Rate > 0 {
 		r.perConn = cfg.Rate / float64(cfg.Conns)
 	}
+	if len(cfg.Schedule) > 0 {
+		r.plan = newPlan(cfg.Schedule, cfg.Conns, cfg.Warmup)
+	}
 	workers := make([]*worker, cfg.Conns)
 	for i := range workers {
 		workers[i] = newWorker(r, i)
@@ -216,7 +220,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		go r.progress(workers, progressDone)
 	}
 	switch {
-	case cfg.Rate > 0:
+	case cfg.Rate > 0 || r.plan != nil:
 		for _, w := range workers {
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(now) }()
@@ -427,6 +431,16 @@ func (w *worker) run(t0 time.Time) {
 	}
 	nextAt := func(k int64) time.Time {
 		return t0.Add(stagger + time.Duration(float64(k)/r.perConn*float64(time.Second)))
+	}
+	if p := r.plan; p != nil {
+		off := float64(w.idx) / float64(r.cfg.Conns) // the connections take turns
+		nextAt = func(k int64) time.Time {
+			at := p.at(float64(k) + off)
+			if at > 1e9 { // never (a schedule that ends at rate 0), or past any run
+				return t0.Add(1e9 * time.Second)
+			}
+			return t0.Add(time.Duration(at * float64(time.Second)))
+		}
 	}
 	defer func() { w.endOpen(nextAt) }()
 	for {

@@ -70,7 +70,7 @@ publisher got an error. Of the other flags, -d, -timeout, -header,
 server in-process.
 `,
 	groups: []flagGroup{
-		{"load", []string{"c", "d", "n", "warmup", "rate", "pipeline"}},
+		{"load", []string{"c", "d", "n", "warmup", "rate", "schedule", "pipeline"}},
 		{"requests", []string{"method", "params", "batch", "notify", "bodies"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"pass or fail", []string{"threshold"}},
@@ -90,6 +90,7 @@ server in-process.
   jetrpc bench -notify 0.2 -rate 5000 unix:///tmp/jetrpc.sock
   jetrpc bench -json -q -d 5s http://127.0.0.1:8080/ > result.json
   jetrpc bench -rate 20000 -threshold 'p99<5ms' -threshold 'error_rate<0.1%' http://127.0.0.1:8080/  # a CI gate
+  jetrpc bench -schedule step:5000:5000:50000:5s -plot steps.svg http://127.0.0.1:8080/  # rising load
   jetrpc serve --metrics 127.0.0.1:9100 &           # then, the server's view beside the client's:
   jetrpc bench -metrics http://127.0.0.1:9100/metrics http://127.0.0.1:8080/
   jetrpc bench -header 'X-API-Key: s3cret' -header 'X-Tenant: a' ws://127.0.0.1:8080/
@@ -122,6 +123,9 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.Int64Var(&cfg.Requests, "n", 0, "stop after this many requests instead of a duration")
 	fs.DurationVar(&cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured warm-up before measuring; 0 for none")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `rate` requests/s in all, latency from intended send times (0: closed loop)")
+	fs.Var(scheduleFlag{&cfg.Schedule}, "schedule", "open loop on a rate `schedule` instead of -rate, which sets the duration: "+
+		"step:START:STEP:END:DURATION (step:1000:1000:10000:5s), ramp:FROM:TO:DURATION (ramp:0:20000:30s), "+
+		"or stages RATE:DURATION and FROM-TO:DURATION joined by commas")
 	fs.IntVar(&cfg.Pipeline, "pipeline", 1, "requests in flight per connection")
 	fs.IntVar(&cfg.Batch, "batch", 1, "calls per request; more than 1 sends batches")
 	fs.Float64Var(&cfg.Notify, "notify", 0, "`share` of calls sent as notifications, 0 to 1 (over a stream they get no reply, so they need -rate)")
@@ -167,7 +171,7 @@ func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 
 // Flags of one mode of jetrpc bench, refused in the other.
 var (
-	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "pipeline", "method", "params", "batch", "notify", "bodies",
+	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "schedule", "pipeline", "method", "params", "batch", "notify", "bodies",
 		"expect-error", "no-check", "plot", "metrics", "threshold", "ca", "insecure"}
 	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
 		"connect-concurrency"}
@@ -239,7 +243,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer stop()
 		cfg.Target = target
-		if cfg.Duration == 0 {
+		if cfg.Duration == 0 && cfg.Requests == 0 && len(cfg.Schedule) == 0 {
 			cfg.Duration = 5 * time.Second
 		}
 		if !b.asJSON {
@@ -301,6 +305,25 @@ func tlsConfig(insecure bool, ca string) (*tls.Config, error) {
 		}
 	}
 	return tc, nil
+}
+
+// scheduleFlag is -schedule, read by bench.ParseSchedule.
+type scheduleFlag struct{ stages *[]bench.Stage }
+
+func (f scheduleFlag) String() string {
+	if f.stages == nil || len(*f.stages) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d stages", len(*f.stages))
+}
+
+func (f scheduleFlag) Set(s string) error {
+	st, err := bench.ParseSchedule(s)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
+	}
+	*f.stages = st
+	return nil
 }
 
 // thresholdFlag is -threshold: each use adds a threshold, checked by

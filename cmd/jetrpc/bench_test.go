@@ -366,3 +366,21 @@ func TestBench_thresholds(t *testing.T) {
 		t.Fatal("errors without thresholds: no failure")
 	}
 }
+
+// -schedule runs the open loop on a rate schedule, which sets the
+// duration; with -rate or -d it is refused.
+func TestBench_schedule(t *testing.T) {
+	var out, errOut strings.Builder
+	if err := runBench(context.Background(), []string{"-warmup", "0", "-c", "4", "-q", "-schedule", "ramp:0:2000:500ms"}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "open loop, ramp 0 → 2,000 requests/s over 500ms") || !strings.Contains(out.String(), "measured    0.50s") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for _, extra := range [][]string{{"-rate", "100"}, {"-d", "1s"}} {
+		err := runBench(context.Background(), append([]string{"-q", "-schedule", "ramp:0:2000:500ms"}, extra...), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "schedule") {
+			t.Errorf("-schedule with %v: %v", extra, err)
+		}
+	}
+}
