@@ -17,6 +17,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,6 +75,7 @@ server in-process.
 		{"requests", []string{"method", "params", "batch", "notify", "bodies"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"pass or fail", []string{"threshold"}},
+		{"capacity search", []string{"find-max", "slo"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},
 		{"output", []string{"json", "plot", "q", "metrics"}},
@@ -108,6 +110,8 @@ type benchFlags struct {
 	quiet      bool
 	topic      string             // --subscribe: a fan-out run
 	thresholds []bench.Threshold  // -threshold, in order
+	findMax    bool               // --find-max
+	slo        []bench.Threshold  // --slo, in order
 	insecure   bool               // -insecure
 	ca         string             // -ca: a PEM file of the roots to trust
 	fan        bench.FanoutConfig // the fan-out flags; the shared ones are copied from bench.Config
@@ -145,6 +149,10 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
 	fs.BoolVar(&b.insecure, "insecure", false, "https:// and wss:// targets: do not verify the server's certificate (a test server's self-signed one)")
 	fs.StringVar(&b.ca, "ca", "", "https:// and wss:// targets: trust the certificates in PEM `file` instead of the system's roots")
+	fs.BoolVar(&b.findMax, "find-max", false, "search for the highest rate that holds every --slo with no error: open-loop probes of -d each (default "+
+		bench.DefaultProbeWindow.String()+"), doubling from -rate (default 1000) until one fails, then halving the gap to 5 %; "+
+		"prints each probe and the capacity, and with -plot the latency by rate")
+	fs.Var(thresholdFlag{&b.slo}, "slo", "with --find-max, a `condition` a rate must meet to hold, as -threshold takes them (repeatable): 'p99<10ms'")
 	fs.Var(thresholdFlag{&b.thresholds}, "threshold", "check `condition` at the end, such as 'p99<5ms', 'errors==0', 'rps>50000' or 'error_rate<0.1%' "+
 		"(repeatable; metrics p50 p90 p99 p99.9 max mean rps cps requests errors error_rate): the exit status is 2 when one fails. "+
 		"With thresholds, they alone decide: errors fail the run only through one")
@@ -172,7 +180,7 @@ func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 // Flags of one mode of jetrpc bench, refused in the other.
 var (
 	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "schedule", "pipeline", "method", "params", "batch", "notify", "bodies",
-		"expect-error", "no-check", "plot", "metrics", "threshold", "ca", "insecure"}
+		"expect-error", "no-check", "plot", "metrics", "threshold", "ca", "insecure", "find-max", "slo"}
 	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
 		"connect-concurrency"}
 )
@@ -252,6 +260,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				"process on its own core:  taskset -c 0 jetrpc serve --loops 1 &  taskset -c 1 jetrpc bench http://127.0.0.1:8080/\n\n", target)
 		}
 	}
+	if b.findMax {
+		return runFindMax(ctx, cfg, b, stdout, stderr)
+	}
+	if len(b.slo) > 0 {
+		return usageError(fs, &benchUsage, stderr, errors.New("--slo applies to a capacity search: it needs --find-max (for a single run, -threshold)"))
+	}
 	res, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return err
@@ -286,6 +300,54 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return failed
 	}
 	return res.Failure()
+}
+
+// runFindMax is `jetrpc bench --find-max`: a capacity search; the exit
+// status is 2 when no rate held.
+func runFindMax(ctx context.Context, cfg bench.Config, b *benchFlags, stdout, stderr io.Writer) error {
+	if len(cfg.Schedule) > 0 || cfg.Requests != 0 || len(b.thresholds) > 0 {
+		return errors.New("jetrpc bench: --find-max sets each probe's rate and judges it by --slo: no -schedule, -n or -threshold")
+	}
+	f := bench.FindMaxConfig{SLO: b.slo, Start: cfg.Rate}
+	cfg.Rate = 0
+	if cfg.Duration == 0 {
+		cfg.Duration = bench.DefaultProbeWindow
+	}
+	if !b.asJSON {
+		f.Progress = stdout
+		fmt.Fprintf(stdout, "%12s %12s %10s %10s %10s  %s\n", "offered/s", "answered/s", "p50", "p99", "max", "verdict")
+	}
+	c, err := bench.FindMax(ctx, cfg, f)
+	if err != nil {
+		return err
+	}
+	if b.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(c); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout)
+		c.WriteTable(stdout)
+	}
+	if b.plot != "" {
+		f, err := os.Create(b.plot)
+		if err != nil {
+			return err
+		}
+		if err := c.WritePlotSVG(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if c.Max == 0 {
+		return errors.New("no rate tried held: the capacity is below the lowest, " + strconv.FormatFloat(c.Probes[len(c.Probes)-1].Rate, 'f', 0, 64) + " requests/s")
+	}
+	return nil
 }
 
 // tlsConfig is the TLS client config of -insecure and -ca.

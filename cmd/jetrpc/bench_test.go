@@ -384,3 +384,23 @@ func TestBench_schedule(t *testing.T) {
 		}
 	}
 }
+
+// --find-max: each probe is printed; a capacity below every rate tried
+// (an SLO nothing meets) fails the run and says so; --slo without
+// --find-max is refused.
+func TestBench_findMax(t *testing.T) {
+	var out strings.Builder
+	err := runBench(context.Background(), []string{"--find-max", "--slo", "p50<1ns", "-d", "150ms", "-warmup", "0", "-c", "2", "-rate", "64000"}, &out, io.Discard)
+	if err == nil || !strings.HasPrefix(err.Error(), "no rate tried held: the capacity is below the lowest, 1000 requests/s") {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if n := strings.Count(out.String(), "FAILED: p50<1ns"); n != 14 { // 64000, then halving down to 1000, each printed live and in the table
+		t.Fatalf("%d failed probes printed:\n%s", n, out.String())
+	}
+	if !strings.Contains(out.String(), "capacity    none of the rates tried held p50<1ns and no error") {
+		t.Fatalf("%s", out.String())
+	}
+	if err := runBench(context.Background(), []string{"--slo", "p99<1s"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--find-max") {
+		t.Fatalf("--slo alone: %v", err)
+	}
+}
