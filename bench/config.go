@@ -72,6 +72,10 @@ type Config struct {
 	// messages are sent in turn, their ids replaced by the tool's own
 	// (a call without id is a notification).
 	Bodies [][]byte
+	// Workload, when set, replaces Method, Params, Notify and Bodies:
+	// the calls of its mix (LoadWorkload), their params templated, each
+	// reply checked against the call's Expect; Batch still groups them.
+	Workload *Workload
 	// ExpectError says the calls are expected to fail: a result is then
 	// counted as an error, and an error reply is not.
 	ExpectError bool

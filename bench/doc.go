@@ -6,10 +6,12 @@
 // Run opens Config.Conns connections to an http://, ws:// (WebSocket),
 // https:// or wss:// (TLS, Config.TLS), tcp:// or unix:// target and
 // sends JSON-RPC requests — single calls, batches, a share of
-// notifications, or request bodies from a file — either as fast as the
-// server answers (closed loop) or at a fixed rate (open loop, latency
-// measured from each request's intended send time, as wrk2 does, so that
-// a stalling server cannot hide its stalls). Requests may be pipelined on
+// notifications, request bodies from a file, or a Workload's weighted,
+// templated calls — either as fast as the server answers (closed loop)
+// or at a fixed rate or on a rate Schedule (open loop, latency measured
+// from each request's intended send time, as wrk2 does, so that a
+// stalling server cannot hide its stalls). FindMax searches for the
+// highest rate that holds an SLO. Requests may be pipelined on
 // each connection. Every reply is checked: valid JSON, JSON-RPC 2.0
 // (jsonrpc "2.0", an id, exactly one of result and error, an error object
 // with an integer code and a string message), the id of a call in flight,

@@ -21,6 +21,7 @@ const (
 	ErrMissing         = "missing reply"       // a call of the request got no reply
 	ErrUnexpectedError = "unexpected error"    // an error reply when a result was expected
 	ErrUnexpectedOK    = "unexpected result"   // a result when an error was expected
+	ErrWrongReply      = "wrong reply"         // a result or an error code other than the workload expects
 	ErrUnexpectedReply = "reply to no request" // a reply where none was expected: id null, or nothing in flight
 	ErrShape           = "wrong shape"         // an array answering a single call, or separate objects answering a batch
 	ErrUnsent          = "not sent"            // open loop: due in the measured window, never sent (every pipeline slot waiting)
@@ -30,7 +31,7 @@ const (
 // errKinds are the kinds of errors, in the order the live line names
 // them; errKind indexes them.
 var errKinds = [...]string{ErrConnect, ErrTLS, ErrWebSocket, ErrTransport, ErrTimeout, ErrUnsent, ErrHTTPStatus, ErrHTTPFraming,
-	ErrNotJSON, ErrNotJSONRPC, ErrUnknownID, ErrDuplicate, ErrMissing, ErrUnexpectedError, ErrUnexpectedOK,
+	ErrNotJSON, ErrNotJSONRPC, ErrUnknownID, ErrDuplicate, ErrMissing, ErrUnexpectedError, ErrUnexpectedOK, ErrWrongReply,
 	ErrUnexpectedReply, ErrShape}
 
 // errKind returns the index of kind in errKinds.
@@ -58,8 +59,9 @@ type replyItem struct {
 	idOK    bool // the id is a number the tool could have sent
 	idNull  bool // the id is null: the server could not read a request
 	isError bool
-	code    int64 // the error's code, when isError and valid
-	valid   bool  // a JSON-RPC 2.0 reply: jsonrpc "2.0", an id, result xor error, a well-formed error
+	code    int64  // the error's code, when isError and valid
+	result  []byte // the result's JSON text, a view of the reply
+	valid   bool   // a JSON-RPC 2.0 reply: jsonrpc "2.0", an id, result xor error, a well-formed error
 }
 
 // eachReply calls fn for every reply object of a reply body (an object
@@ -102,6 +104,7 @@ func inspect(obj []byte) replyItem {
 			version = string(v) == `"2.0"`
 		case "result":
 			hasResult = true
+			it.result = v
 		case "error":
 			hasError = true
 			it.code, errorOK = wellFormedError(v)

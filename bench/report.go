@@ -46,6 +46,9 @@ type Result struct {
 	// Server is the server's own view of the window, read from
 	// Config.MetricsURL; nil without one.
 	Server *ServerView `json:"server,omitempty"`
+	// Methods are a workload's replies by method (Config.Workload), nil
+	// without one.
+	Methods map[string]*MethodStats `json:"methods,omitempty"`
 	// Thresholds are the thresholds checked against the run
 	// (CheckThresholds), in order; empty without any.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
@@ -98,6 +101,9 @@ func (r *runner) result(workers []*worker, stop time.Time) *Result {
 				res.ErrorDetail[k] = v
 			}
 		}
+		for i := range w.mstats {
+			res.addMethod(r.specs[i].method, &w.mstats[i])
+		}
 		for code, n := range w.codes {
 			res.addCode(strconv.FormatInt(code, 10), n)
 		}
@@ -115,6 +121,57 @@ func (r *runner) result(workers []*worker, stop time.Time) *Result {
 		P999: h.ValueAtQuantile(99.9), Max: h.Max(), Mean: h.Mean(),
 	}
 	return res
+}
+
+// MethodStats are the measured replies to one method of a workload.
+type MethodStats struct {
+	Replies    int64            `json:"replies"`               // replies received (results and errors)
+	Errors     int64            `json:"errors"`                // error replies, expected or not
+	WrongReply int64            `json:"wrong_reply"`           // replies other than the workload expects (ErrWrongReply)
+	Codes      map[string]int64 `json:"error_codes,omitempty"` // error replies by code
+}
+
+// methodCounts are a worker's counts of one workload call.
+type methodCounts struct {
+	replies, errors, wrong int64
+	codes                  map[int64]int64 // made at the first error reply
+}
+
+// count counts an error reply of code, 32 codes at most (then "other",
+// under the code math.MinInt64).
+func (c *methodCounts) count(code int64) {
+	if c.codes == nil {
+		c.codes = map[int64]int64{}
+	}
+	if _, ok := c.codes[code]; !ok && len(c.codes) >= maxErrorCodes {
+		code = math.MinInt64
+	}
+	c.codes[code]++
+}
+
+// addMethod adds a worker's counts of a call of method.
+func (r *Result) addMethod(method string, c *methodCounts) {
+	if r.Methods == nil {
+		r.Methods = map[string]*MethodStats{}
+	}
+	m := r.Methods[method]
+	if m == nil {
+		m = &MethodStats{}
+		r.Methods[method] = m
+	}
+	m.Replies += c.replies
+	m.Errors += c.errors
+	m.WrongReply += c.wrong
+	for code, n := range c.codes {
+		if m.Codes == nil {
+			m.Codes = map[string]int64{}
+		}
+		key := strconv.FormatInt(code, 10)
+		if code == math.MinInt64 {
+			key = "other"
+		}
+		m.Codes[key] += n
+	}
 }
 
 // addCode adds n error replies of code to ErrorCodes.
@@ -169,6 +226,26 @@ func (r *Result) WriteTable(w io.Writer) {
 	}
 	if len(r.ErrorCodes) > 0 {
 		fmt.Fprintf(w, "error codes %s\n", r.codesText())
+	}
+	if len(r.Methods) > 0 {
+		names := make([]string, 0, len(r.Methods))
+		for name := range r.Methods {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(w, "methods     %-24s %10s %8s %8s  %s\n", "", "replies", "share", "errors", "wrong / codes")
+		var total int64
+		for _, m := range r.Methods {
+			total += m.Replies
+		}
+		for _, name := range names {
+			m := r.Methods[name]
+			codes := "-"
+			if len(m.Codes) > 0 {
+				codes = (&Result{ErrorCodes: m.Codes}).codesText()
+			}
+			fmt.Fprintf(w, "            %-24s %10d %7.2f%% %8d  %d / %s\n", name, m.Replies, 100*float64(m.Replies)/float64(max(total, 1)), m.Errors, m.WrongReply, codes)
+		}
 	}
 	r.Server.writeTable(w, r)
 	for i, c := range r.Thresholds {

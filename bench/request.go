@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 
 	"github.com/jetrpc/jetrpc/handler"
@@ -12,23 +13,34 @@ import (
 // message is a request template: its text with holes where the ids go.
 // The calls of a message get consecutive ids.
 type message struct {
-	parts [][]byte // text around the holes: len(parts) == holes+1
-	holes int      // calls that want a reply
-	calls int      // calls, notifications included
-	batch bool     // the text is an array: its reply must be one too
+	parts [][]byte     // text around the holes
+	fills []*generator // what goes between parts[i] and parts[i+1]: nil for the next id; a nil fills means ids only
+	holes int          // calls that want a reply
+	calls int          // calls, notifications included
+	batch bool         // the text is an array: its reply must be one too
+	gens  bool         // some holes are generators: the body's length is known once built
+	specs []int32      // a workload's: the call (callSpec) of each id hole, in id order; nil otherwise
 }
 
-// appendBody appends the message with ids first, first+1, ... to dst.
-func (m *message) appendBody(dst []byte, first uint64) []byte {
+// appendBody appends the message with ids first, first+1, ... to dst,
+// its generators' values drawn with rng (nil when it has none).
+func (m *message) appendBody(dst []byte, first uint64, rng *rand.Rand) []byte {
 	dst = append(dst, m.parts[0]...)
+	id := first
 	for i := 1; i < len(m.parts); i++ {
-		dst = strconv.AppendUint(dst, first+uint64(i-1), 10)
+		if m.fills != nil && m.fills[i-1] != nil {
+			dst = m.fills[i-1].append(dst, rng)
+		} else {
+			dst = strconv.AppendUint(dst, id, 10)
+			id++
+		}
 		dst = append(dst, m.parts[i]...)
 	}
 	return dst
 }
 
-// bodyLen returns the length of appendBody's output.
+// bodyLen returns the length of appendBody's output, for a message
+// without generators.
 func (m *message) bodyLen(first uint64) int {
 	n := 0
 	for _, p := range m.parts {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
@@ -50,6 +51,7 @@ type inflight struct {
 	ended    bool      // stream: its one reply message is in, short or not
 	failed   bool      // ErrHTTPStatus counted: its calls are not also missing
 	shaped   bool      // ErrShape counted (once per request)
+	msg      int32     // its message in the rotation (runner.msgs)
 }
 
 // worker is one connection.
@@ -84,6 +86,10 @@ type worker struct {
 
 	byKind [len(errKinds)]atomic.Int64 // errors by kind (errKinds), measured, for the live line
 
+	rng    *rand.Rand     // the workload's generators' draws
+	body   []byte         // a message with generators, built before its length is written
+	mstats []methodCounts // by workload call (runner.specs); owned by the worker until it ends
+
 	errs   map[string]int64  // by kind; owned by the worker until it ends
 	detail map[string]string // the first error's text, by kind (failWith); owned likewise
 	codes  map[int64]int64   // error replies by JSON-RPC code, at most maxErrorCodes of them; owned likewise
@@ -96,8 +102,10 @@ func newWorker(r *runner, idx int) *worker {
 	words := max(1, (maxHoles(r.msgs)+63)/64)
 	w := &worker{
 		r: r, idx: idx, errs: map[string]int64{}, detail: map[string]string{}, codes: map[int64]int64{},
-		hist:  hdrhistogram.New(histMin, histMax, histDigits),
-		queue: make([]inflight, size), seen: make([]uint64, size*words), words: words,
+		rng:    rand.New(rand.NewPCG(uint64(idx)+1, uint64(time.Now().UnixNano()))),
+		mstats: make([]methodCounts, len(r.specs)),
+		hist:   hdrhistogram.New(histMin, histMax, histDigits),
+		queue:  make([]inflight, size), seen: make([]uint64, size*words), words: words,
 		rbuf: make([]byte, 0, 64<<10),
 	}
 	w.frame.MaxSize = maxMessage
@@ -115,6 +123,7 @@ type runner struct {
 	budget   atomic.Int64
 	perConn  float64     // open loop: requests per second per connection
 	plan     *plan       // open loop on a schedule (Config.Schedule): every connection's; immutable
+	specs    []callSpec  // the workload's calls (Config.Workload); nil without one; immutable
 	stopping atomic.Bool // no more sends (closed loop); set at the end, or with halted
 	halted   atomic.Bool // stopped before the end: ctx done, or the request budget spent
 	headers  []byte      // Config.Header as header lines; immutable
@@ -163,19 +172,31 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	var msgs []message
-	if cfg.Bodies != nil {
+	var specs []callSpec
+	switch {
+	case cfg.Workload != nil:
+		if specs, err = cfg.Workload.compile(); err != nil {
+			return nil, err
+		}
+		var rot []int
+		if rot, err = rotation(cfg.Workload.Calls); err != nil {
+			return nil, err
+		}
+		msgs = messagesFromWorkload(specs, rot, cfg.Batch)
+	case cfg.Bodies != nil:
 		msgs, err = messagesFromBodies(cfg.Bodies)
-	} else {
+	default:
 		msgs, err = messagesFromFlags(cfg.Method, cfg.Params, cfg.Batch, cfg.Notify)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Rate == 0 && !t.http && maxHoles(msgs) == 0 {
+	if cfg.Rate == 0 && len(cfg.Schedule) == 0 && !t.http && maxHoles(msgs) == 0 {
 		return nil, errors.New("jetrpc bench: every message is a notification, and over a stream the server " +
 			"never answers notifications: a closed loop has nothing to wait for; set -rate (an open loop)")
 	}
 	r := newRunner(cfg, t, msgs)
+	r.specs = specs
 	stopJWT, err := r.startJWT()
 	if err != nil {
 		return nil, err
@@ -573,11 +594,21 @@ func (w *worker) endOpen(nextAt func(int64) time.Time) {
 	}
 }
 
+// appendMsg appends the body of m with ids from first: the one push
+// built in w.body for a message with generators.
+func (w *worker) appendMsg(dst []byte, m *message, first uint64) []byte {
+	if m.gens {
+		return append(dst, w.body...)
+	}
+	return m.appendBody(dst, first, nil)
+}
+
 // push writes the next request of the rotation into wbuf and puts it in
 // flight.
 func (w *worker) push(intended time.Time) {
 	r := w.r
-	m := &r.msgs[w.mi]
+	mi := w.mi
+	m := &r.msgs[mi]
 	w.mi++
 	if w.mi == len(r.msgs) {
 		w.mi = 0
@@ -587,18 +618,25 @@ func (w *worker) push(intended time.Time) {
 		first = 1
 	}
 	w.next = first + uint64(m.holes)
+	var n int // the body's length
+	if m.gens {
+		w.body = m.appendBody(w.body[:0], first, w.rng) // its generators' values set its length
+		n = len(w.body)
+	} else {
+		n = m.bodyLen(first)
+	}
 	if r.t.http {
 		w.wbuf = append(w.wbuf, r.head.Load().text...)
-		w.wbuf = strconv.AppendInt(w.wbuf, int64(m.bodyLen(first)), 10)
+		w.wbuf = strconv.AppendInt(w.wbuf, int64(n), 10)
 		w.wbuf = append(w.wbuf, "\r\n\r\n"...)
-		w.wbuf = m.appendBody(w.wbuf, first)
+		w.wbuf = w.appendMsg(w.wbuf, m, first)
 	} else if r.t.ws {
-		w.wbuf = appendWSHeader(w.wbuf, m.bodyLen(first))
+		w.wbuf = appendWSHeader(w.wbuf, n)
 		start := len(w.wbuf)
-		w.wbuf = m.appendBody(w.wbuf, first)
+		w.wbuf = w.appendMsg(w.wbuf, m, first)
 		ws.Cipher(w.wbuf[start:], wsMask, 0)
 	} else {
-		w.wbuf = m.appendBody(w.wbuf, first)
+		w.wbuf = w.appendMsg(w.wbuf, m, first)
 		w.wbuf = append(w.wbuf, '\n')
 	}
 	w.sent++
@@ -614,7 +652,7 @@ func (w *worker) push(intended time.Time) {
 	i := (w.head + w.n) & (len(w.queue) - 1)
 	seen := w.seen[i*w.words : i*w.words+(m.holes+63)/64]
 	clear(seen)
-	w.queue[i] = inflight{first: first, holes: m.holes, seen: seen, intended: intended, measured: measured, late: w.late, batch: m.batch}
+	w.queue[i] = inflight{first: first, holes: m.holes, seen: seen, intended: intended, measured: measured, late: w.late, batch: m.batch, msg: int32(mi)}
 	w.n++
 	if measured && !w.late {
 		w.calls.Add(int64(m.calls - m.holes)) // notifications need no reply
@@ -861,6 +899,16 @@ func (w *worker) find(id uint64) *inflight {
 // match checks one reply object against the request q.
 func (w *worker) match(q *inflight, it replyItem) {
 	inRange := it.idOK && it.id >= q.first && it.id < q.first+uint64(q.holes)
+	var spec *callSpec // the workload's call it answers
+	var counts *methodCounts
+	if inRange && w.r.specs != nil {
+		si := w.r.msgs[q.msg].specs[it.id-q.first]
+		spec, counts = &w.r.specs[si], &w.mstats[si]
+	}
+	expectError := w.r.cfg.ExpectError
+	if spec != nil && spec.expect != nil {
+		expectError = spec.expect.Error != nil
+	}
 	switch {
 	case !it.valid:
 		w.fail(ErrNotJSONRPC, q.measured)
@@ -870,13 +918,25 @@ func (w *worker) match(q *inflight, it replyItem) {
 	case !inRange:
 		w.fail(ErrUnknownID, q.measured)
 		return
-	case it.isError && !w.r.cfg.ExpectError:
+	case it.isError && !expectError:
 		w.fail(ErrUnexpectedError, q.measured)
-	case !it.isError && w.r.cfg.ExpectError:
+	case !it.isError && expectError:
 		w.fail(ErrUnexpectedOK, q.measured)
+	case spec != nil && spec.expect != nil && (it.isError && it.code != *spec.expect.Error || !it.isError && !equalJSONText(it.result, spec.result)):
+		w.fail(ErrWrongReply, q.measured)
+		if q.measured {
+			counts.wrong++
+		}
 	}
 	if it.isError && it.valid && q.measured {
 		w.countCode(it.code)
+	}
+	if counts != nil && q.measured && it.valid {
+		counts.replies++
+		if it.isError {
+			counts.errors++
+			counts.count(it.code)
+		}
 	}
 	k := it.id - q.first
 	word, bit := k/64, uint64(1)<<(k%64)

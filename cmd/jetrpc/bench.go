@@ -72,7 +72,7 @@ server in-process.
 `,
 	groups: []flagGroup{
 		{"load", []string{"c", "d", "n", "warmup", "rate", "schedule", "pipeline"}},
-		{"requests", []string{"method", "params", "batch", "notify", "bodies"}},
+		{"requests", []string{"method", "params", "batch", "notify", "bodies", "workload"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"pass or fail", []string{"threshold"}},
 		{"capacity search", []string{"find-max", "slo"}},
@@ -111,6 +111,7 @@ type benchFlags struct {
 	topic      string             // --subscribe: a fan-out run
 	thresholds []bench.Threshold  // -threshold, in order
 	findMax    bool               // --find-max
+	workload   string             // -workload: a file
 	slo        []bench.Threshold  // --slo, in order
 	insecure   bool               // -insecure
 	ca         string             // -ca: a PEM file of the roots to trust
@@ -135,6 +136,8 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.Float64Var(&cfg.Notify, "notify", 0, "`share` of calls sent as notifications, 0 to 1 (over a stream they get no reply, so they need -rate)")
 	fs.StringVar(&cfg.Method, "method", bench.DefaultMethod, "the `method` to call")
 	fs.StringVar(&cfg.Params, "params", bench.DefaultParams, "params, as `JSON`")
+	fs.StringVar(&b.workload, "workload", "", "a workload `file` (JSON): weighted calls with templated params and expected replies, instead of -method and -params "+
+		"(see README: Load-testing your own server)")
 	fs.StringVar(&b.bodies, "bodies", "", "a `file` of request bodies, one JSON-RPC message per line, sent in turn (instead of -method and -params)")
 	fs.BoolVar(&cfg.ExpectError, "expect-error", false, "the calls are expected to fail")
 	fs.BoolVar(&cfg.NoCheck, "no-check", false, "frame replies without checking them (for fixed-reply ceiling servers)")
@@ -179,7 +182,7 @@ func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 
 // Flags of one mode of jetrpc bench, refused in the other.
 var (
-	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "schedule", "pipeline", "method", "params", "batch", "notify", "bodies",
+	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "schedule", "pipeline", "method", "params", "batch", "notify", "bodies", "workload",
 		"expect-error", "no-check", "plot", "metrics", "threshold", "ca", "insecure", "find-max", "slo"}
 	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
 		"connect-concurrency"}
@@ -229,6 +232,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError(fs, &benchUsage, stderr, err)
 		}
 		cfg.TLS = tc
+	}
+	if b.workload != "" {
+		if b.bodies != "" || setFlag(fs, []string{"method", "params", "notify", "expect-error"}) != "" {
+			return usageError(fs, &benchUsage, stderr, errors.New("-workload holds the calls: no -method, -params, -notify, -expect-error or -bodies with it"))
+		}
+		wl, err := bench.LoadWorkload(b.workload)
+		if err != nil {
+			return err
+		}
+		cfg.Workload = wl
 	}
 	if b.bodies != "" {
 		b, err := readBodies(b.bodies)

@@ -404,3 +404,27 @@ func TestBench_findMax(t *testing.T) {
 		t.Fatalf("--slo alone: %v", err)
 	}
 }
+
+// -workload runs a workload file's mix, prints the replies by method,
+// and refuses -method or -bodies beside it.
+func TestBench_workload(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mix.json")
+	if err := os.WriteFile(path, []byte(`{"calls": [
+		{"method": "add", "weight": 3, "params": [{"$int": [1, 9]}, 2]},
+		{"method": "nope", "expect": {"error": -32601}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := runBench(context.Background(), []string{"-q", "-n", "4000", "-c", "2", "-warmup", "0", "-workload", path}, &out, io.Discard); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"methods ", "add ", "3000   75.00%", "nope ", "1000   25.00%", "error codes -32601 1000"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("no %q in:\n%s", want, out.String())
+		}
+	}
+	if err := runBench(context.Background(), []string{"-q", "-workload", path, "-method", "x"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "-workload holds the calls") {
+		t.Fatalf("-workload with -method: %v", err)
+	}
+}
