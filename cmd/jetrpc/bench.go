@@ -72,7 +72,7 @@ server in-process.
 `,
 	groups: []flagGroup{
 		{"load", []string{"c", "d", "n", "warmup", "rate", "schedule", "pipeline"}},
-		{"requests", []string{"method", "params", "batch", "notify", "bodies", "workload"}},
+		{"requests", []string{"method", "params", "batch", "notify", "bodies", "workload", "from-discover", "print-workload"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"pass or fail", []string{"threshold"}},
 		{"capacity search", []string{"find-max", "slo"}},
@@ -112,6 +112,8 @@ type benchFlags struct {
 	thresholds []bench.Threshold  // -threshold, in order
 	findMax    bool               // --find-max
 	workload   string             // -workload: a file
+	discover   string             // --from-discover: a URL
+	printWL    bool               // --print-workload
 	slo        []bench.Threshold  // --slo, in order
 	insecure   bool               // -insecure
 	ca         string             // -ca: a PEM file of the roots to trust
@@ -138,6 +140,10 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.StringVar(&cfg.Params, "params", bench.DefaultParams, "params, as `JSON`")
 	fs.StringVar(&b.workload, "workload", "", "a workload `file` (JSON): weighted calls with templated params and expected replies, instead of -method and -params "+
 		"(see README: Load-testing your own server)")
+	fs.StringVar(&b.discover, "from-discover", "", "build the workload from the OpenRPC document the server at `URL` (http:// or https://) answers rpc.discover with: "+
+		"each method once, weight 1, its first example's params or params made from their schemas; subscriptions and rpc.* left out. "+
+		"The target is URL unless one is given")
+	fs.BoolVar(&b.printWL, "print-workload", false, "with --from-discover, print the workload file it builds (to edit and give to -workload) instead of running it")
 	fs.StringVar(&b.bodies, "bodies", "", "a `file` of request bodies, one JSON-RPC message per line, sent in turn (instead of -method and -params)")
 	fs.BoolVar(&cfg.ExpectError, "expect-error", false, "the calls are expected to fail")
 	fs.BoolVar(&cfg.NoCheck, "no-check", false, "frame replies without checking them (for fixed-reply ceiling servers)")
@@ -183,6 +189,7 @@ func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 // Flags of one mode of jetrpc bench, refused in the other.
 var (
 	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "schedule", "pipeline", "method", "params", "batch", "notify", "bodies", "workload",
+		"from-discover", "print-workload",
 		"expect-error", "no-check", "plot", "metrics", "threshold", "ca", "insecure", "find-max", "slo"}
 	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
 		"connect-concurrency"}
@@ -233,6 +240,36 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		cfg.TLS = tc
 	}
+	if b.discover != "" {
+		if b.workload != "" {
+			return usageError(fs, &benchUsage, stderr, errors.New("--from-discover builds the workload: no -workload with it"))
+		}
+		if b.insecure || b.ca != "" {
+			tc, err := tlsConfig(b.insecure, b.ca)
+			if err != nil {
+				return usageError(fs, &benchUsage, stderr, err)
+			}
+			cfg.TLS = tc
+		}
+		doc, err := bench.Discover(ctx, b.discover, cfg.Header, cfg.TLS)
+		if err != nil {
+			return err
+		}
+		wl, err := bench.WorkloadFromOpenRPC(doc)
+		if err != nil {
+			return err
+		}
+		if b.printWL {
+			fmt.Fprint(stdout, wl.String())
+			return nil
+		}
+		cfg.Workload = wl
+		if fs.NArg() == 0 {
+			cfg.Target = b.discover
+		}
+	} else if b.printWL {
+		return usageError(fs, &benchUsage, stderr, errors.New("--print-workload prints what --from-discover builds: it needs --from-discover"))
+	}
 	if b.workload != "" {
 		if b.bodies != "" || setFlag(fs, []string{"method", "params", "notify", "expect-error"}) != "" {
 			return usageError(fs, &benchUsage, stderr, errors.New("-workload holds the calls: no -method, -params, -notify, -expect-error or -bodies with it"))
@@ -255,9 +292,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			cfg.Progress = stderr
 		}
 	}
-	if fs.NArg() == 1 {
+	switch {
+	case fs.NArg() == 1:
 		cfg.Target = fs.Arg(0)
-	} else {
+	case cfg.Target != "": // --from-discover's URL
+	default:
 		stop, target, err := inProcessServer()
 		if err != nil {
 			return err
