@@ -31,6 +31,7 @@ var benchUsage = commandUsage{
 	dash: "-",
 	head: `usage: jetrpc bench [flags] [target]
        jetrpc bench --subscribe TOPIC [flags] [ws://node/ ...]
+       jetrpc bench compare [-json] A.json B.json
 
 jetrpc bench is a JSON-RPC-aware load generator. It opens -c connections
 to the target and calls -method with -params over them for -d (after a
@@ -92,6 +93,8 @@ server in-process.
   jetrpc bench -notify 0.2 -rate 5000 unix:///tmp/jetrpc.sock
   jetrpc bench -json -q -d 5s http://127.0.0.1:8080/ > result.json
   jetrpc bench -rate 20000 -threshold 'p99<5ms' -threshold 'error_rate<0.1%' http://127.0.0.1:8080/  # a CI gate
+  for i in 1 2 3 4 5; do jetrpc bench -json -q -d 5s http://127.0.0.1:8080/ >> old.json; done  # then again >> new.json,
+  jetrpc bench compare old.json new.json            # and compare: medians, spread, significance
   jetrpc bench -schedule step:5000:5000:50000:5s -plot steps.svg http://127.0.0.1:8080/  # rising load
   jetrpc serve --metrics 127.0.0.1:9100 &           # then, the server's view beside the client's:
   jetrpc bench -metrics http://127.0.0.1:9100/metrics http://127.0.0.1:8080/
@@ -208,6 +211,9 @@ func setFlag(fs *flag.FlagSet, names []string) string {
 
 // runBench is `jetrpc bench`.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "compare" {
+		return runCompare(args[1:], stdout, stderr)
+	}
 	var cfg bench.Config
 	fs, b := newBenchFlags(&cfg)
 	help, err := parseFlags(fs, &benchUsage, args, stdout, stderr)
@@ -352,6 +358,51 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return failed
 	}
 	return res.Failure()
+}
+
+// runCompare is `jetrpc bench compare [-json] A B`: two files of saved
+// runs (jetrpc bench -json, appended), compared metric by metric.
+func runCompare(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the comparison as JSON")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: jetrpc bench compare [-json] A.json B.json
+
+Compares two sets of saved runs (the output of jetrpc bench -json; append
+several runs to one file: jetrpc bench -json ... >> A.json) metric by
+metric, as benchstat does: the median and spread of each side, and the
+difference when a Mann-Whitney U test says they differ (p < 0.05),
+else "~". It takes 4 runs a side or more for a difference to show.
+`)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsage{err}
+	}
+	if fs.NArg() != 2 {
+		fmt.Fprintf(stderr, "jetrpc bench compare: two files of runs, not %d\n\n", fs.NArg())
+		fs.Usage()
+		return errUsage{errors.New("compare wants two files")}
+	}
+	a, err := bench.ReadResultsFile(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	b, err := bench.ReadResultsFile(fs.Arg(1))
+	if err != nil {
+		return err
+	}
+	c := bench.Compare(fs.Arg(0), a, fs.Arg(1), b)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	}
+	c.WriteTable(stdout)
+	return nil
 }
 
 // runFindMax is `jetrpc bench --find-max`: a capacity search; the exit

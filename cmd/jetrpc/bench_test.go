@@ -428,3 +428,34 @@ func TestBench_workload(t *testing.T) {
 		t.Fatalf("-workload with -method: %v", err)
 	}
 }
+
+// jetrpc bench compare reads runs appended with -json and prints the
+// comparison; it wants two files.
+func TestBench_compare(t *testing.T) {
+	dir := t.TempDir()
+	for name, args := range map[string][]string{"a.json": {"-c", "2"}, "b.json": {"-c", "2", "-pipeline", "8"}} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			if err := runBench(context.Background(), append([]string{"-json", "-q", "-n", "3000", "-warmup", "0"}, args...), f, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Close()
+	}
+	var out strings.Builder
+	if err := runBench(context.Background(), []string{"compare", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"a.json (4 runs)", "b.json (4 runs)", "requests/s", "p99", "errors       0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("no %q in:\n%s", want, out.String())
+		}
+	}
+	var errOut strings.Builder
+	if err := runBench(context.Background(), []string{"compare", filepath.Join(dir, "a.json")}, io.Discard, &errOut); err == nil || !strings.Contains(errOut.String(), "two files of runs, not 1") {
+		t.Fatalf("one file: %v %s", err, errOut.String())
+	}
+}
