@@ -49,6 +49,9 @@ type Result struct {
 	// Methods are a workload's replies by method (Config.Workload), nil
 	// without one.
 	Methods map[string]*MethodStats `json:"methods,omitempty"`
+	// Series is the run's time series: a sample per interval (a tenth of
+	// the run, 100 ms to 1 s) from the opening of the measured window.
+	Series []Sample `json:"series,omitempty"`
 	// Thresholds are the thresholds checked against the run
 	// (CheckThresholds), in order; empty without any.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`

@@ -83,6 +83,9 @@ type worker struct {
 	done   atomic.Int64 // requests answered, measured
 	calls  atomic.Int64 // calls answered or notifications sent, measured
 	errors atomic.Int64 // errors, measured
+	latSum atomic.Int64 // latencies recorded, µs, summed (the time series)
+	latN   atomic.Int64 // latencies recorded
+	latMax atomic.Int64 // the largest since the series' last sample, µs (swapped to 0 by it)
 
 	byKind [len(errKinds)]atomic.Int64 // errors by kind (errKinds), measured, for the live line
 
@@ -240,6 +243,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Progress != nil {
 		go r.progress(workers, progressDone)
 	}
+	seriesDone, series := make(chan struct{}), make(chan []Sample, 1)
+	go func() { series <- r.sampleSeries(workers, seriesInterval(cfg.Duration), seriesDone) }()
 	switch {
 	case cfg.Rate > 0 || r.plan != nil:
 		for _, w := range workers {
@@ -256,17 +261,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	default:
 		if err := r.runLoops(ctx, workers); err != nil {
 			close(progressDone)
+			close(seriesDone)
 			return nil, err
 		}
 	}
 	stop := time.Now()
 	close(progressDone)
+	close(seriesDone)
 	for _, w := range workers {
 		if w.conn != nil {
 			_ = w.conn.Close()
 		}
 	}
 	res := r.result(workers, stop)
+	res.Series = <-series
 	res.Server = watch.view()
 	return res, nil
 }
@@ -590,7 +598,7 @@ func (w *worker) endOpen(nextAt func(int64) time.Time) {
 			continue
 		}
 		w.fail(ErrUnsent, true)
-		_ = w.hist.RecordValue(max(now.Sub(intended).Microseconds(), 1))
+		w.record(now.Sub(intended).Microseconds())
 	}
 }
 
@@ -678,7 +686,7 @@ func (w *worker) lost(kind string) {
 			measured++
 			w.fail(kind, true)
 			if kind == ErrTimeout {
-				_ = w.hist.RecordValue(max(now.Sub(q.intended).Microseconds(), 1))
+				w.record(now.Sub(q.intended).Microseconds())
 			}
 		}
 		w.pop()
@@ -708,7 +716,7 @@ func (w *worker) timeoutAll() {
 	for ; w.n > 0; w.pop() {
 		if q := w.oldest(); q.measured {
 			w.fail(ErrTimeout, true)
-			_ = w.hist.RecordValue(max(now.Sub(q.intended).Microseconds(), 1))
+			w.record(now.Sub(q.intended).Microseconds())
 		}
 	}
 }
@@ -719,14 +727,24 @@ func (w *worker) pop() {
 }
 
 // finish records the oldest request as answered.
+// record records a measured latency, in µs: in the histogram, and in
+// the running sum and maximum the run's time series samples.
+func (w *worker) record(us int64) {
+	us = max(us, 1)
+	_ = w.hist.RecordValue(us)
+	w.latSum.Add(us)
+	w.latN.Add(1)
+	for m := w.latMax.Load(); us > m && !w.latMax.CompareAndSwap(m, us); m = w.latMax.Load() {
+	}
+}
+
 func (w *worker) finish() {
 	q := w.oldest()
 	if q.measured {
 		if q.got < q.holes && !q.failed {
 			w.fail(ErrMissing, true)
 		}
-		us := time.Since(q.intended).Microseconds()
-		_ = w.hist.RecordValue(max(us, 1))
+		w.record(time.Since(q.intended).Microseconds())
 		if !q.late {
 			w.done.Add(1)
 			w.calls.Add(int64(q.got))

@@ -79,7 +79,7 @@ server in-process.
 		{"capacity search", []string{"find-max", "slo"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},
-		{"output", []string{"json", "plot", "q", "metrics"}},
+		{"output", []string{"json", "plot", "report", "q", "metrics"}},
 		{"fan-out (--subscribe; ws:// targets)", []string{"subscribe", "subscribers", "publish-rate", "publishes", "publish-url",
 			"payload-size", "drain", "max-lost", "connect-concurrency"}},
 	},
@@ -117,6 +117,7 @@ type benchFlags struct {
 	workload   string             // -workload: a file
 	discover   string             // --from-discover: a URL
 	printWL    bool               // --print-workload
+	report     string             // --report: an HTML file
 	slo        []bench.Threshold  // --slo, in order
 	insecure   bool               // -insecure
 	ca         string             // -ca: a PEM file of the roots to trust
@@ -158,6 +159,7 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 		"(geth's jwt.hex), its iat renewed every "+bench.DefaultJWTRefresh.String()+", as the Engine API wants")
 	fs.BoolVar(&b.asJSON, "json", false, "print the result as JSON")
 	fs.StringVar(&b.plot, "plot", "", "write the latency distribution chart to this SVG `file`")
+	fs.StringVar(&b.report, "report", "", "write a self-contained HTML report to `file`: the load, latency by percentile, throughput, latency and errors over time, errors, replies by method, thresholds, the configuration")
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
 	fs.BoolVar(&b.insecure, "insecure", false, "https:// and wss:// targets: do not verify the server's certificate (a test server's self-signed one)")
 	fs.StringVar(&b.ca, "ca", "", "https:// and wss:// targets: trust the certificates in PEM `file` instead of the system's roots")
@@ -193,7 +195,7 @@ func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 var (
 	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "schedule", "pipeline", "method", "params", "batch", "notify", "bodies", "workload",
 		"from-discover", "print-workload",
-		"expect-error", "no-check", "plot", "metrics", "threshold", "ca", "insecure", "find-max", "slo"}
+		"expect-error", "no-check", "plot", "report", "metrics", "threshold", "ca", "insecure", "find-max", "slo"}
 	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
 		"connect-concurrency"}
 )
@@ -347,6 +349,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		if err := res.WritePlotSVG(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if b.report != "" {
+		f, err := os.Create(b.report)
+		if err != nil {
+			return err
+		}
+		if err := res.WriteHTML(f); err != nil {
 			f.Close()
 			return err
 		}
