@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/invopop/jsonschema"
 	"github.com/jetrpc/jetrpc/bench"
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
@@ -79,7 +80,7 @@ server in-process.
 		{"capacity search", []string{"find-max", "slo"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},
-		{"output", []string{"json", "plot", "report", "q", "metrics"}},
+		{"output", []string{"json", "json-schema", "plot", "report", "q", "metrics"}},
 		{"fan-out (--subscribe; ws:// targets)", []string{"subscribe", "subscribers", "publish-rate", "publishes", "publish-url",
 			"payload-size", "drain", "max-lost", "connect-concurrency"}},
 	},
@@ -118,6 +119,7 @@ type benchFlags struct {
 	discover   string             // --from-discover: a URL
 	printWL    bool               // --print-workload
 	report     string             // --report: an HTML file
+	jsonSchema bool               // -json-schema
 	slo        []bench.Threshold  // --slo, in order
 	insecure   bool               // -insecure
 	ca         string             // -ca: a PEM file of the roots to trust
@@ -158,6 +160,7 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.Var(jwtSecretFlag{&cfg.JWTSecret, new(string)}, "jwt-secret", "send Authorization: Bearer with an HS256 JWT signed with the 32-byte hex secret in `file` "+
 		"(geth's jwt.hex), its iat renewed every "+bench.DefaultJWTRefresh.String()+", as the Engine API wants")
 	fs.BoolVar(&b.asJSON, "json", false, "print the result as JSON")
+	fs.BoolVar(&b.jsonSchema, "json-schema", false, "print the JSON Schema of what -json prints (a run's result), and exit")
 	fs.StringVar(&b.plot, "plot", "", "write the latency distribution chart to this SVG `file`")
 	fs.StringVar(&b.report, "report", "", "write a self-contained HTML report to `file`: the load, latency by percentile, throughput, latency and errors over time, errors, replies by method, thresholds, the configuration")
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
@@ -221,6 +224,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	help, err := parseFlags(fs, &benchUsage, args, stdout, stderr)
 	if help || err != nil {
 		return err
+	}
+	if b.jsonSchema {
+		return writeResultSchema(stdout)
 	}
 	if fs.NArg() == 1 && fs.Arg(0) == "help" { // jetrpc bench help
 		benchUsage.write(stdout, fs)
@@ -373,6 +379,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return failed
 	}
 	return res.Failure()
+}
+
+// writeResultSchema prints the JSON Schema (draft 2020-12) of
+// bench.Result, derived from the type and its JSON tags by
+// invopop/jsonschema, so that it cannot drift from what -json prints.
+func writeResultSchema(w io.Writer) error {
+	r := &jsonschema.Reflector{DoNotReference: false, AllowAdditionalProperties: false, RequiredFromJSONSchemaTags: true}
+	s := r.Reflect(&bench.Result{})
+	s.Title = "jetrpc bench -json"
+	s.Description = "The result of one jetrpc bench run (latencies in microseconds, durations in nanoseconds)."
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
 }
 
 // runCompare is `jetrpc bench compare [-json] A B`: two files of saved

@@ -459,3 +459,53 @@ func TestBench_compare(t *testing.T) {
 		t.Fatalf("one file: %v %s", err, errOut.String())
 	}
 }
+
+// -json-schema describes every member -json prints: a run with a
+// workload, a threshold and a schedule fills the optional ones.
+func TestBench_jsonSchemaCoversTheResult(t *testing.T) {
+	var schemaOut strings.Builder
+	if err := runBench(context.Background(), []string{"-json-schema"}, &schemaOut, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Defs map[string]struct {
+			Properties map[string]json.RawMessage
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal([]byte(schemaOut.String()), &schema); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mix.json")
+	if err := os.WriteFile(path, []byte(`{"calls": [{"method": "add", "params": [1, 2]}, {"method": "nope"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	_ = runBench(context.Background(), []string{"-json", "-q", "-warmup", "0", "-c", "2", "-schedule", "200:300ms",
+		"-workload", path, "-threshold", "p99<1h"}, &out, io.Discard)
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out.String()[strings.Index(out.String(), "{"):]), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"methods", "thresholds", "schedule", "series", "error_codes", "errors", "latency_us"} {
+		if _, ok := res[key]; !ok {
+			t.Errorf("the run printed no %q", key)
+		}
+	}
+	for key := range res {
+		if _, ok := schema.Defs["Result"].Properties[key]; !ok {
+			t.Errorf("the schema has no %q", key)
+		}
+	}
+	for def, sample := range map[string]string{"Sample": "series", "Stage": "schedule", "ThresholdResult": "thresholds"} {
+		var items []map[string]json.RawMessage
+		if err := json.Unmarshal(res[sample], &items); err != nil || len(items) == 0 {
+			t.Fatalf("%s: %v", sample, err)
+		}
+		for key := range items[0] {
+			if _, ok := schema.Defs[def].Properties[key]; !ok {
+				t.Errorf("the schema's %s has no %q", def, key)
+			}
+		}
+	}
+}
