@@ -1,3 +1,9 @@
+//go:build !race
+
+// The race detector slows the load generator itself below the rates it
+// probes (an open loop that cannot send on time fails its probe): the
+// search would measure the tool, not the server.
+
 package bench_test
 
 // Tests of the capacity search (findmax.go) against a server whose
