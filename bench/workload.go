@@ -62,6 +62,10 @@ type WorkloadCall struct {
 	// JSON text, white space aside) or an error code. Another reply
 	// counts as ErrWrongReply.
 	Expect *Expect `json:"expect,omitempty"`
+	// Free marks a call whose reply may differ from one server to
+	// another (a clock, a random id): the differential check (Diff)
+	// does not compare it.
+	Free bool `json:"free,omitempty"`
 }
 
 // Expect is the reply a workload call must get: Result or Error.
@@ -143,6 +147,7 @@ type callSpec struct {
 	gens   []*generator // between parts
 	expect *Expect
 	result []byte // Expect.Result, compact
+	free   bool   // WorkloadCall.Free
 }
 
 // compile compiles the workload's calls.
@@ -159,7 +164,7 @@ func (w *Workload) compile() ([]callSpec, error) {
 		if !(c.Weight >= 0) || math.IsInf(c.Weight, 0) {
 			return nil, fmt.Errorf("%s: a weight is a finite number, 0 or more", where)
 		}
-		s := callSpec{method: c.Method, notify: c.Notify, expect: c.Expect}
+		s := callSpec{method: c.Method, notify: c.Notify, expect: c.Expect, free: c.Free}
 		cur := []byte(`{"jsonrpc":"2.0","method":`)
 		cur = handler.AppendString(cur, c.Method)
 		if len(c.Params) > 0 && string(c.Params) != "null" {

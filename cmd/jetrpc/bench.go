@@ -78,6 +78,7 @@ server in-process.
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"pass or fail", []string{"threshold"}},
 		{"capacity search", []string{"find-max", "slo"}},
+		{"several targets", []string{"target", "rounds", "diff"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},
 		{"output", []string{"json", "json-schema", "plot", "report", "q", "metrics"}},
@@ -96,6 +97,7 @@ server in-process.
   jetrpc bench -rate 20000 -threshold 'p99<5ms' -threshold 'error_rate<0.1%' http://127.0.0.1:8080/  # a CI gate
   for i in 1 2 3 4 5; do jetrpc bench -json -q -d 5s http://127.0.0.1:8080/ >> old.json; done  # then again >> new.json,
   jetrpc bench compare old.json new.json            # and compare: medians, spread, significance
+  jetrpc bench --target old=http://10.0.0.1:8080/ --target new=http://10.0.0.2:8080/ -diff 500 -workload mix.json
   jetrpc bench -schedule step:5000:5000:50000:5s -plot steps.svg http://127.0.0.1:8080/  # rising load
   jetrpc serve --metrics 127.0.0.1:9100 &           # then, the server's view beside the client's:
   jetrpc bench -metrics http://127.0.0.1:9100/metrics http://127.0.0.1:8080/
@@ -112,18 +114,21 @@ type benchFlags struct {
 	asJSON     bool
 	plot       string
 	quiet      bool
-	topic      string             // --subscribe: a fan-out run
-	thresholds []bench.Threshold  // -threshold, in order
-	findMax    bool               // --find-max
-	workload   string             // -workload: a file
-	discover   string             // --from-discover: a URL
-	printWL    bool               // --print-workload
-	report     string             // --report: an HTML file
-	jsonSchema bool               // -json-schema
-	slo        []bench.Threshold  // --slo, in order
-	insecure   bool               // -insecure
-	ca         string             // -ca: a PEM file of the roots to trust
-	fan        bench.FanoutConfig // the fan-out flags; the shared ones are copied from bench.Config
+	topic      string              // --subscribe: a fan-out run
+	thresholds []bench.Threshold   // -threshold, in order
+	findMax    bool                // --find-max
+	workload   string              // -workload: a file
+	discover   string              // --from-discover: a URL
+	printWL    bool                // --print-workload
+	report     string              // --report: an HTML file
+	jsonSchema bool                // -json-schema
+	targets    []bench.NamedTarget // --target, in order
+	rounds     int                 // -rounds
+	diff       int                 // -diff
+	slo        []bench.Threshold   // --slo, in order
+	insecure   bool                // -insecure
+	ca         string              // -ca: a PEM file of the roots to trust
+	fan        bench.FanoutConfig  // the fan-out flags; the shared ones are copied from bench.Config
 }
 
 // newBenchFlags defines the flags of jetrpc bench on a new FlagSet; the
@@ -166,6 +171,11 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
 	fs.BoolVar(&b.insecure, "insecure", false, "https:// and wss:// targets: do not verify the server's certificate (a test server's self-signed one)")
 	fs.StringVar(&b.ca, "ca", "", "https:// and wss:// targets: trust the certificates in PEM `file` instead of the system's roots")
+	fs.Var(targetFlag{&b.targets}, "target", "a target of a run over several, `name=URL` (repeatable): each is run -rounds times, interleaved, "+
+		"and reported side by side with its ratio to the first")
+	fs.IntVar(&b.rounds, "rounds", 3, "with --target, the rounds (each runs every target; the order reverses every other round)")
+	fs.IntVar(&b.diff, "diff", 0, "with --target, first send `N` calls of the mix to every target, one at a time, and report those answered differently "+
+		"(result or error code; workload calls marked free are not compared); a difference sets exit status 2")
 	fs.BoolVar(&b.findMax, "find-max", false, "search for the highest rate that holds every --slo with no error: open-loop probes of -d each (default "+
 		bench.DefaultProbeWindow.String()+"), doubling from -rate (default 1000) until one fails, then halving the gap to 5 %; "+
 		"prints each probe and the capacity, and with -plot the latency by rate")
@@ -198,7 +208,7 @@ func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 var (
 	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "schedule", "pipeline", "method", "params", "batch", "notify", "bodies", "workload",
 		"from-discover", "print-workload",
-		"expect-error", "no-check", "plot", "report", "metrics", "threshold", "ca", "insecure", "find-max", "slo"}
+		"expect-error", "no-check", "plot", "report", "metrics", "threshold", "ca", "insecure", "find-max", "slo", "target", "rounds", "diff"}
 	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
 		"connect-concurrency"}
 )
@@ -306,6 +316,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			cfg.Progress = stderr
 		}
 	}
+	if len(b.targets) > 0 {
+		return runTargets(ctx, fs, cfg, b, stdout, stderr)
+	}
 	switch {
 	case fs.NArg() == 1:
 		cfg.Target = fs.Arg(0)
@@ -329,6 +342,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if b.findMax {
 		return runFindMax(ctx, cfg, b, stdout, stderr)
 	}
+
 	if len(b.slo) > 0 {
 		return usageError(fs, &benchUsage, stderr, errors.New("--slo applies to a capacity search: it needs --find-max (for a single run, -threshold)"))
 	}
@@ -436,6 +450,89 @@ else "~". It takes 4 runs a side or more for a difference to show.
 		return enc.Encode(c)
 	}
 	c.WriteTable(stdout)
+	return nil
+}
+
+// runTargets is `jetrpc bench --target a=URL --target b=URL`: the
+// differential check (-diff), then the interleaved rounds.
+func runTargets(ctx context.Context, fs *flag.FlagSet, cfg bench.Config, b *benchFlags, stdout, stderr io.Writer) error {
+	switch {
+	case fs.NArg() > 0:
+		return usageError(fs, &benchUsage, stderr, errors.New("--target names the targets: no target argument with it"))
+	case len(b.targets) < 2:
+		return usageError(fs, &benchUsage, stderr, errors.New("--target: two targets at least"))
+	case len(b.thresholds) > 0 || b.plot != "" || b.report != "":
+		return usageError(fs, &benchUsage, stderr, errors.New("--target runs several targets: -threshold, -plot and -report are for one"))
+	}
+	var progress io.Writer
+	if !b.asJSON && !b.quiet {
+		progress = stdout
+	}
+	out := struct {
+		Diff *bench.DiffResult    `json:"diff,omitempty"`
+		Runs *bench.TargetsResult `json:"runs"`
+	}{}
+	if b.diff > 0 {
+		d, err := bench.Diff(ctx, cfg, b.targets, b.diff)
+		if err != nil {
+			return err
+		}
+		out.Diff = d
+		if !b.asJSON {
+			d.WriteTable(stdout)
+			fmt.Fprintln(stdout)
+		}
+	}
+	res, err := bench.RunTargets(ctx, cfg, b.targets, b.rounds, progress)
+	if err != nil {
+		return err
+	}
+	out.Runs = res
+	if b.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		if progress != nil {
+			fmt.Fprintln(stdout)
+		}
+		res.WriteTable(stdout)
+	}
+	if out.Diff != nil && out.Diff.Differ > 0 {
+		return fmt.Errorf("%d of %d calls compared were answered differently by the targets", out.Diff.Differ, out.Diff.Compared)
+	}
+	for _, t := range res.Targets {
+		for _, r := range t.Runs {
+			if err := r.Failure(); err != nil {
+				return fmt.Errorf("%s: %w", t.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// targetFlag is --target: each use adds a NAME=URL.
+type targetFlag struct{ ts *[]bench.NamedTarget }
+
+func (f targetFlag) String() string {
+	if f.ts == nil {
+		return ""
+	}
+	var s []string
+	for _, t := range *f.ts {
+		s = append(s, t.Name+"="+t.URL)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (f targetFlag) Set(s string) error {
+	t, err := bench.ParseNamedTarget(s)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
+	}
+	*f.ts = append(*f.ts, t)
 	return nil
 }
 

@@ -509,3 +509,32 @@ func TestBench_jsonSchemaCoversTheResult(t *testing.T) {
 		}
 	}
 }
+
+// --target: the differential check, then interleaved rounds side by
+// side; a target argument beside --target is refused.
+func TestBench_targets(t *testing.T) {
+	stopA, a, err := inProcessServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopA()
+	stopB, b, err := inProcessServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopB()
+	var out strings.Builder
+	err = runBench(context.Background(), []string{"--target", "a=" + a, "--target", "b=" + b, "-rounds", "2", "-n", "500", "-c", "2",
+		"-warmup", "0", "-diff", "20"}, &out, io.Discard)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"differential  20 calls sent to every target, 20 compared, 0 answered differently", "round 2/2  b", "medians of 2 rounds"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("no %q in:\n%s", want, out.String())
+		}
+	}
+	if err := runBench(context.Background(), []string{"--target", "a=" + a, "--target", "b=" + b, a}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "no target argument") {
+		t.Fatalf("a target argument beside --target: %v", err)
+	}
+}
