@@ -106,6 +106,11 @@ func TestRun_scheduleAchievesItsRate(t *testing.T) {
 			t.Errorf("%s: shape %q", spec, res.LoadShape())
 		}
 	}
+	// The constant rate of -rate keeps its count too.
+	res := mustRun(t, Config{Target: "tcp://" + tcp, Rate: 2000, Duration: time.Second, Conns: 4, Warmup: -1, Pipeline: 4})
+	if res.TotalErrors() != 0 || math.Abs(float64(res.Requests)-2000) > 0.02*2000 {
+		t.Errorf("rate 2,000/s for 1 s: %d requests answered (errors %v)", res.Requests, res.Errors)
+	}
 	for _, c := range []Config{
 		{Rate: 10, Schedule: []Stage{{time.Second, 1, 1}}},
 		{Duration: time.Second, Schedule: []Stage{{time.Second, 1, 1}}},
