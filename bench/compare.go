@@ -17,8 +17,8 @@ import (
 // of a run from the median, relative to it) on each side, and the
 // difference of the medians when a Mann-Whitney U test says the two sets
 // differ (two-sided, exact for small sets, α = 0.05); otherwise "~", the
-// difference being within the noise. A single run per side can never
-// differ: the tool says how many runs a verdict needs.
+// difference being within the noise. Few runs can never differ (3 a
+// side: p ≥ 0.1): the tool says so.
 
 // ReadResults reads saved runs: the output of `jetrpc bench -json`, one
 // result or several one after another (each run appended to one file).
@@ -214,6 +214,16 @@ func mannWhitneyP(a, b []float64) float64 {
 	return math.Min(1, math.Erfc(math.Max(z, 0)/math.Sqrt2))
 }
 
+// minP is the smallest two-sided p-value the exact U test can give for
+// sets of m and n values: 2 / C(m+n, m).
+func minP(m, n int) float64 {
+	c := 1.0
+	for i := 1; i <= m; i++ {
+		c = c * float64(n+i) / float64(i)
+	}
+	return math.Min(1, 2/c)
+}
+
 // uCounts returns how many arrangements of m values of one set and n of
 // the other give each U, from 0 to m·n.
 func uCounts(m, n int) []float64 {
@@ -268,7 +278,7 @@ func (c *Comparison) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-12s %-26s %-26s %s\n", d.Name, format(d.MedianA, d.SpreadA), format(d.MedianB, d.SpreadB), delta)
 	}
-	if c.NA < 4 || c.NB < 4 {
-		fmt.Fprintf(w, "(with fewer than 4 runs a side, no difference can reach p < 0.05: append more runs, jetrpc bench -json ... >> FILE)\n")
+	if minP(c.NA, c.NB) >= 0.05 {
+		fmt.Fprintf(w, "(with %d and %d runs no difference can reach p < 0.05: append more runs, jetrpc bench -json ... >> FILE)\n", c.NA, c.NB)
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 
@@ -81,6 +82,7 @@ func messagesFromFlags(method, params string, batch int, notify float64) ([]mess
 		head = append(head, `,"params":`...)
 		head = append(head, params...)
 	}
+	share := int(math.Round(notify * 100)) // the share in hundredths: the rotation of 100 is exact to 1 %
 	out := make([]message, 0, n)
 	c := 0
 	for range n {
@@ -94,7 +96,7 @@ func messagesFromFlags(method, params string, batch int, notify float64) ([]mess
 				cur = append(cur, ',')
 			}
 			cur = append(cur, head...)
-			isNotif := int(float64(c+1)*notify) != int(float64(c)*notify)
+			isNotif := (c+1)*share/100 != c*share/100 // in whole hundredths: 100×0.29 is 28.999… in floating point
 			c++
 			m.calls++
 			if isNotif {

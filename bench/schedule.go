@@ -53,10 +53,12 @@ func ParseSchedule(s string) ([]Stage, error) {
 		if err := errors.Join(err1, err2, err3, err4); err != nil || d <= 0 || step <= 0 || end < start {
 			return nil, bad("want rates with 0 ≤ START ≤ END, STEP > 0 and a positive DURATION")
 		}
-		if (end-start)/step >= 1000 {
+		steps := math.Floor((end-start)/step*(1+1e-9)) + 1 // the rates START, START+STEP, … up to END
+		if steps > 1000 || math.IsNaN(steps) {
 			return nil, bad("more than 1000 steps")
 		}
-		for r := start; r <= end+step*1e-9; r += step {
+		for i := range int(steps) {
+			r := start + float64(i)*step
 			stages = append(stages, Stage{Duration: d, From: r, To: r})
 		}
 	case "ramp":

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -176,6 +177,11 @@ func Diff(ctx context.Context, cfg Config, targets []NamedTarget, n int) (*DiffR
 			return nil, err
 		}
 		msgs = messagesFromWorkload(specs, rot, 1)
+	} else if cfg.Bodies != nil {
+		var err error
+		if msgs, err = messagesFromBodies(cfg.Bodies); err != nil {
+			return nil, err
+		}
 	} else {
 		var err error
 		if msgs, err = messagesFromFlags(cfg.Method, cfg.Params, 1, 0); err != nil {
@@ -201,6 +207,9 @@ func Diff(ctx context.Context, cfg Config, targets []NamedTarget, n int) (*DiffR
 		}
 		body = m.appendBody(body[:0], 1, rng)
 		method, free := cfg.Method, false
+		if cfg.Bodies != nil {
+			method = "body " + strconv.Itoa(k%len(msgs)+1)
+		}
 		if specs != nil {
 			s := &specs[m.specs[0]]
 			method, free = s.method, s.free

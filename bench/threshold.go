@@ -33,7 +33,7 @@ var ThresholdMetrics = map[string]string{
 	"cps":        "calls answered (and notifications sent) per second",
 	"requests":   "requests answered",
 	"errors":     "errors of every kind",
-	"error_rate": "errors per request sent, 0 to 1 (or a percentage: 0.1%)",
+	"error_rate": "errors per call made (calls answered, plus requests that got none), 0 to 1 (or a percentage: 0.1%)",
 }
 
 // latencyMetric reports whether metric is a latency, whose value is a
@@ -119,9 +119,14 @@ func (t Threshold) Actual(r *Result) float64 {
 	case "errors":
 		return float64(r.TotalErrors())
 	case "error_rate":
-		errs := float64(r.TotalErrors())
-		if sent := float64(r.Requests) + errs; sent > 0 {
-			return errs / sent
+		// Errors per call made: the calls answered (a wrong reply is one
+		// of them) plus the requests that got no answer at all.
+		made := float64(r.Calls)
+		for _, k := range []string{ErrConnect, ErrTLS, ErrWebSocket, ErrTransport, ErrTimeout, ErrUnsent, ErrHTTPStatus, ErrHTTPFraming} {
+			made += float64(r.Errors[k])
+		}
+		if made > 0 {
+			return math.Min(float64(r.TotalErrors())/made, 1)
 		}
 		return 0
 	}

@@ -57,7 +57,7 @@ func TestResult_CheckThresholds(t *testing.T) {
 	}
 	var ts []Threshold
 	for _, s := range []string{"p50<1ms", "p90<=900us", "p99<4ms", "p99.9<8ms", "max<10ms", "mean<0.5ms", "rps>50000",
-		"cps>=99000", "requests==990", "errors==10", "error_rate<1%", "error_rate<=0.01"} {
+		"cps>=99000", "requests==990", "errors==10", "error_rate<0.5%", "error_rate<=0.01"} {
 		th, err := ParseThreshold(s)
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func TestResult_CheckThresholds(t *testing.T) {
 	err := r.CheckThresholds(ts)
 	want := map[string]bool{"p50<1ms": true, "p90<=900us": true, "p99<4ms": false, "p99.9<8ms": true, "max<10ms": false,
 		"mean<0.5ms": true, "rps>50000": false, "cps>=99000": true, "requests==990": true, "errors==10": true,
-		"error_rate<1%": false, "error_rate<=0.01": true} // 10 errors of 1000 sent: exactly 1 %
+		"error_rate<0.5%": false, "error_rate<=0.01": true} // 10 errors of 1,990 calls made (1,980 answered, 10 requests without one): 0.503 %
 	if len(r.Thresholds) != len(ts) {
 		t.Fatalf("%d results for %d thresholds", len(r.Thresholds), len(ts))
 	}
@@ -76,7 +76,7 @@ func TestResult_CheckThresholds(t *testing.T) {
 			t.Errorf("%s: ok %v (actual %g), want %v", c.Expr, c.OK, c.Actual, want[c.Expr])
 		}
 	}
-	if err == nil || err.Error() != "thresholds failed: p99<4ms: FAILED (4.20ms); max<10ms: FAILED (12.00ms); rps>50000: FAILED (49500); error_rate<1%: FAILED (1%)" {
+	if err == nil || err.Error() != "thresholds failed: p99<4ms: FAILED (4.20ms); max<10ms: FAILED (12.00ms); rps>50000: FAILED (49500); error_rate<0.5%: FAILED (0.5025%)" {
 		t.Errorf("error: %v", err)
 	}
 	var b strings.Builder

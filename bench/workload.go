@@ -428,6 +428,9 @@ func rotation(calls []WorkloadCall) ([]int, error) {
 		integral = integral && weights[i] == math.Trunc(weights[i])
 		sum += weights[i]
 	}
+	if math.IsInf(sum, 0) || !(sum > 0) {
+		return nil, errors.New("jetrpc bench: the workload's weights must add up to a finite number above 0")
+	}
 	counts := make([]int, len(calls))
 	total := 0
 	if integral && sum <= 10_000 {
@@ -449,7 +452,7 @@ func rotation(calls []WorkloadCall) ([]int, error) {
 		}
 		sort.Slice(rems, func(a, b int) bool { return rems[a].r > rems[b].r })
 		for k := 0; total < 1000; k++ {
-			counts[rems[k].i]++
+			counts[rems[k%len(rems)].i]++
 			total++
 		}
 	}

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -36,6 +37,12 @@ func ParseProxies(list ...string) (Proxies, error) {
 			if err != nil {
 				return nil, err
 			}
+			if pr.Addr().Is4In6() { // ::ffff:10.0.0.0/104 is 10.0.0.0/8: addresses are tested unmapped
+				if pr.Bits() < 96 {
+					return nil, fmt.Errorf("netip.ParsePrefix(%q): a mapped IPv4 prefix shorter than /96", s)
+				}
+				pr = netip.PrefixFrom(pr.Addr().Unmap(), pr.Bits()-96)
+			}
 			p = append(p, pr.Masked())
 			continue
 		}
@@ -68,30 +75,36 @@ func (p Proxies) ContainsAddr(a net.Addr) bool {
 }
 
 // Forwarded returns the client address that the proxies in front of the
-// request of m named: in the last X-Forwarded-For field, the rightmost
-// address that is not a trusted proxy (the leftmost when all are), else
-// X-Real-IP; the zero Addr when the request has neither, or when an
-// entry met before the client does not parse (nothing to its left can
-// be believed). Entries may carry a port ("1.2.3.4:5", "[::1]:5");
-// addresses with a zone are refused. It allocates nothing.
+// request of m named: in X-Forwarded-For — its fields one list, as RFC
+// 9110 says, for proxies that add a field rather than extend the last —
+// the rightmost address that is not a trusted proxy (the leftmost when
+// all are), else X-Real-IP; the zero Addr when the request has neither,
+// or when an entry met before the client does not parse (nothing to its
+// left can be believed). Entries may carry a port ("1.2.3.4:5",
+// "[::1]:5"); addresses with a zone are refused. Of more than 8
+// X-Forwarded-For fields the last 8 are read. It allocates nothing.
 func (p Proxies) Forwarded(m *Meta) netip.Addr {
-	if xff := m.lastHeader("X-Forwarded-For"); xff != "" {
+	var fields [8]string
+	if n := m.lastFields("X-Forwarded-For", &fields); n > 0 {
 		var leftmost netip.Addr
-		for rest := xff; ; {
-			i := strings.LastIndexByte(rest, ',')
-			a, ok := parseForwardedAddr(rest[i+1:])
-			if !ok {
-				return netip.Addr{}
+		for f := n - 1; f >= 0; f-- {
+			for rest := fields[f]; ; {
+				i := strings.LastIndexByte(rest, ',')
+				a, ok := parseForwardedAddr(rest[i+1:])
+				if !ok {
+					return netip.Addr{}
+				}
+				if !p.Contains(a) {
+					return a
+				}
+				leftmost = a
+				if i < 0 {
+					break
+				}
+				rest = rest[:i]
 			}
-			if !p.Contains(a) {
-				return a
-			}
-			leftmost = a
-			if i < 0 {
-				return leftmost
-			}
-			rest = rest[:i]
 		}
+		return leftmost
 	}
 	if a, ok := parseForwardedAddr(m.Header("X-Real-IP")); ok {
 		return a
@@ -145,21 +158,29 @@ func (m *Meta) ClientIP() netip.Addr {
 	return addrIP(m.Remote)
 }
 
-// lastHeader is Header for the last field named name.
-func (m *Meta) lastHeader(name string) string {
+// lastFields puts the values of the last len(fields) header fields
+// named name into fields, in order, and returns how many there are.
+func (m *Meta) lastFields(name string, fields *[8]string) int {
+	n := 0
+	add := func(v string) {
+		if n == len(fields) {
+			copy(fields[:], fields[1:])
+			n--
+		}
+		fields[n] = v
+		n++
+	}
 	if m.req != nil {
-		vs := m.req.Header.Values(name)
-		if len(vs) == 0 {
-			return ""
+		for _, v := range m.req.Header.Values(name) {
+			add(v)
 		}
-		return vs[len(vs)-1]
+		return n
 	}
-	last := ""
 	f := http1.NewFields(m.head)
-	for n, v, ok := f.Next(); ok; n, v, ok = f.Next() {
-		if len(n) == len(name) && equalFold(n, name) {
-			last = view(v)
+	for k, v, ok := f.Next(); ok; k, v, ok = f.Next() {
+		if len(k) == len(name) && equalFold(k, name) {
+			add(view(v))
 		}
 	}
-	return last
+	return n
 }
