@@ -3,8 +3,9 @@ package bench
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -250,11 +251,7 @@ func (r *FanoutResult) failures() []string {
 
 // joinCounts writes counts by kind as "kind n, kind n", sorted by kind.
 func joinCounts[V int | int64](m map[string]V) string {
-	kinds := make([]string, 0, len(m))
-	for k := range m {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
+	kinds := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -85,11 +86,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}.bad{color:#b00}.ok{colo
 	}
 	if len(r.Errors) > 0 {
 		b.WriteString("<table id=\"errors\"><tr><th>kind</th><th>count</th><th>first cause</th></tr>\n")
-		kinds := make([]string, 0, len(r.Errors))
-		for k := range r.Errors {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
+		kinds := slices.Sorted(maps.Keys(r.Errors))
 		for _, k := range kinds {
 			fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"n\">%d</td><td>%s</td></tr>\n", esc(k), r.Errors[k], esc(r.ErrorDetail[k]))
 		}
@@ -100,16 +97,12 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}.bad{color:#b00}.ok{colo
 	}
 	if len(r.Methods) > 0 {
 		b.WriteString("<h2>Replies by method</h2>\n<table id=\"methods\"><tr><th>method</th><th>replies</th><th>errors</th><th>wrong</th><th>error codes</th></tr>\n")
-		names := make([]string, 0, len(r.Methods))
-		for n := range r.Methods {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(r.Methods))
 		for _, n := range names {
 			m := r.Methods[n]
 			codes := ""
 			if len(m.Codes) > 0 {
-				codes = (&Result{ErrorCodes: m.Codes}).codesText()
+				codes = countsText(m.Codes)
 			}
 			fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td>%s</td></tr>\n",
 				esc(n), m.Replies, m.Errors, m.WrongReply, esc(codes))

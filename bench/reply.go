@@ -34,6 +34,11 @@ var errKinds = [...]string{ErrConnect, ErrTLS, ErrWebSocket, ErrTransport, ErrTi
 	ErrNotJSON, ErrNotJSONRPC, ErrUnknownID, ErrDuplicate, ErrMissing, ErrUnexpectedError, ErrUnexpectedOK, ErrWrongReply,
 	ErrUnexpectedReply, ErrShape}
 
+// unanswered are the kinds of errors whose request got no answer at all
+// (the others are answers that were wrong): error_rate counts them
+// beside the calls answered.
+var unanswered = [...]string{ErrConnect, ErrTLS, ErrWebSocket, ErrTransport, ErrTimeout, ErrUnsent, ErrHTTPStatus, ErrHTTPFraming}
+
 // errKind returns the index of kind in errKinds.
 func errKind(kind string) int {
 	for i, k := range errKinds {

@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -207,11 +209,7 @@ func (r *Result) WriteTable(w io.Writer) {
 		us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max))
 	switch {
 	case len(r.Errors) > 0:
-		kinds := make([]string, 0, len(r.Errors))
-		for k := range r.Errors {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
+		kinds := slices.Sorted(maps.Keys(r.Errors))
 		parts := make([]string, len(kinds))
 		for i, k := range kinds {
 			parts[i] = fmt.Sprintf("%s %d", k, r.Errors[k])
@@ -231,11 +229,7 @@ func (r *Result) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "error codes %s\n", r.codesText())
 	}
 	if len(r.Methods) > 0 {
-		names := make([]string, 0, len(r.Methods))
-		for name := range r.Methods {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(r.Methods))
 		fmt.Fprintf(w, "methods     %-24s %10s %8s %8s  %s\n", "", "replies", "share", "errors", "wrong / codes")
 		var total int64
 		for _, m := range r.Methods {
@@ -245,7 +239,7 @@ func (r *Result) WriteTable(w io.Writer) {
 			m := r.Methods[name]
 			codes := "-"
 			if len(m.Codes) > 0 {
-				codes = (&Result{ErrorCodes: m.Codes}).codesText()
+				codes = countsText(m.Codes)
 			}
 			fmt.Fprintf(w, "            %-24s %10d %7.2f%% %8d  %d / %s\n", name, m.Replies, 100*float64(m.Replies)/float64(max(total, 1)), m.Errors, m.WrongReply, codes)
 		}
@@ -262,18 +256,20 @@ func (r *Result) WriteTable(w io.Writer) {
 
 // codesText says the error replies by code, most first: "-32601 12,
 // -32000 3".
-func (r *Result) codesText() string {
-	codes := make([]string, 0, len(r.ErrorCodes))
-	for c := range r.ErrorCodes {
-		codes = append(codes, c)
-	}
-	sort.Slice(codes, func(i, j int) bool {
-		a, b := r.ErrorCodes[codes[i]], r.ErrorCodes[codes[j]]
-		return a > b || a == b && codes[i] < codes[j]
+func (r *Result) codesText() string { return countsText(r.ErrorCodes) }
+
+// countsText says the counts of m, most first, then by name:
+// "timeout 12, transport 3".
+func countsText(m map[string]int64) string {
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		if c := cmp.Compare(m[b], m[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
 	})
-	parts := make([]string, len(codes))
-	for i, c := range codes {
-		parts[i] = fmt.Sprintf("%s %d", c, r.ErrorCodes[c])
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -302,19 +298,7 @@ func (r *Result) Failure() error {
 		}
 		return fmt.Errorf("%s %s (%d attempts)", what, r.Target, dials)
 	}
-	kinds := make([]string, 0, len(r.Errors))
-	for k := range r.Errors {
-		kinds = append(kinds, k)
-	}
-	sort.Slice(kinds, func(i, j int) bool {
-		a, b := r.Errors[kinds[i]], r.Errors[kinds[j]]
-		return a > b || a == b && kinds[i] < kinds[j]
-	})
-	parts := make([]string, len(kinds))
-	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%s %d", k, r.Errors[k])
-	}
-	return fmt.Errorf("%d errors (%s): the server did not answer right", total, strings.Join(parts, ", "))
+	return fmt.Errorf("%d errors (%s): the server did not answer right", total, countsText(r.Errors))
 }
 
 // us formats microseconds readably.

@@ -9,10 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -268,21 +269,13 @@ func replyKey(reply string) string {
 // WriteTable writes what Diff found.
 func (d *DiffResult) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "differential  %d calls sent to every target, %d compared, %d answered differently\n", d.Calls, d.Compared, d.Differ)
-	methods := make([]string, 0, len(d.ByMethod))
-	for m := range d.ByMethod {
-		methods = append(methods, m)
-	}
-	sort.Strings(methods)
+	methods := slices.Sorted(maps.Keys(d.ByMethod))
 	for _, m := range methods {
 		fmt.Fprintf(w, "              %s: %d\n", m, d.ByMethod[m])
 	}
 	for _, x := range d.Differences {
 		fmt.Fprintf(w, "              %s\n", x.Request)
-		names := make([]string, 0, len(x.Replies))
-		for n := range x.Replies {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(x.Replies))
 		for _, n := range names {
 			fmt.Fprintf(w, "                %-10s %s\n", n, strings.TrimSpace(x.Replies[n]))
 		}

@@ -122,7 +122,7 @@ func (t Threshold) Actual(r *Result) float64 {
 		// Errors per call made: the calls answered (a wrong reply is one
 		// of them) plus the requests that got no answer at all.
 		made := float64(r.Calls)
-		for _, k := range []string{ErrConnect, ErrTLS, ErrWebSocket, ErrTransport, ErrTimeout, ErrUnsent, ErrHTTPStatus, ErrHTTPFraming} {
+		for _, k := range unanswered {
 			made += float64(r.Errors[k])
 		}
 		if made > 0 {

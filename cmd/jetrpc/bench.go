@@ -355,37 +355,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if res.Server != nil && res.Server.Error != "" { // the table says it itself
 			fmt.Fprintf(stderr, "jetrpc bench: %s; the server's view is missing\n", res.Server.Error)
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(stdout, res); err != nil {
 			return err
 		}
 	} else {
 		res.WriteTable(stdout)
 	}
 	if b.plot != "" {
-		f, err := os.Create(b.plot)
-		if err != nil {
-			return err
-		}
-		if err := res.WritePlotSVG(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := createWith(b.plot, res.WritePlotSVG); err != nil {
 			return err
 		}
 	}
 	if b.report != "" {
-		f, err := os.Create(b.report)
-		if err != nil {
-			return err
-		}
-		if err := res.WriteHTML(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := createWith(b.report, res.WriteHTML); err != nil {
 			return err
 		}
 	}
@@ -403,9 +385,7 @@ func writeResultSchema(w io.Writer) error {
 	s := r.Reflect(&bench.Result{})
 	s.Title = "jetrpc bench -json"
 	s.Description = "The result of one jetrpc bench run (latencies in microseconds, durations in nanoseconds)."
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s)
+	return writeJSON(w, s)
 }
 
 // runCompare is `jetrpc bench compare [-json] A B`: two files of saved
@@ -445,9 +425,7 @@ else "~". It takes 4 runs a side or more for a difference to show.
 	}
 	c := bench.Compare(fs.Arg(0), a, fs.Arg(1), b)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(c)
+		return writeJSON(stdout, c)
 	}
 	c.WriteTable(stdout)
 	return nil
@@ -489,9 +467,7 @@ func runTargets(ctx context.Context, fs *flag.FlagSet, cfg bench.Config, b *benc
 	}
 	out.Runs = res
 	if b.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {
@@ -556,9 +532,7 @@ func runFindMax(ctx context.Context, cfg bench.Config, b *benchFlags, stdout, st
 		return err
 	}
 	if b.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(c); err != nil {
+		if err := writeJSON(stdout, c); err != nil {
 			return err
 		}
 	} else {
@@ -566,15 +540,7 @@ func runFindMax(ctx context.Context, cfg bench.Config, b *benchFlags, stdout, st
 		c.WriteTable(stdout)
 	}
 	if b.plot != "" {
-		f, err := os.Create(b.plot)
-		if err != nil {
-			return err
-		}
-		if err := c.WritePlotSVG(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := createWith(b.plot, c.WritePlotSVG); err != nil {
 			return err
 		}
 	}
@@ -582,6 +548,26 @@ func runFindMax(ctx context.Context, cfg bench.Config, b *benchFlags, stdout, st
 		return errors.New("no rate tried held: the capacity is below the lowest, " + strconv.FormatFloat(c.Probes[len(c.Probes)-1].Rate, 'f', 0, 64) + " requests/s")
 	}
 	return nil
+}
+
+// writeJSON writes v to w as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// createWith creates the file path and writes it with write.
+func createWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // tlsConfig is the TLS client config of -insecure and -ca.
@@ -828,9 +814,7 @@ func runFanout(ctx context.Context, fs *flag.FlagSet, cfg *bench.Config, b *benc
 		return err
 	}
 	if b.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(stdout, res); err != nil {
 			return err
 		}
 	} else {
