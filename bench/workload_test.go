@@ -17,7 +17,7 @@ import (
 
 // writeWorkload writes a workload file and its extra files into a
 // folder, and loads it.
-func writeWorkload(t *testing.T, text string, files map[string]string) *Workload {
+func writeWorkload(t testing.TB, text string, files map[string]string) *Workload {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {
@@ -272,5 +272,52 @@ func TestWorker_workloadZeroAllocs(t *testing.T) {
 	}
 	if got := testing.AllocsPerRun(1000, step); got != 0 {
 		t.Errorf("%v allocs per request, want 0", got)
+	}
+}
+
+// BenchmarkWorker_request measures building one HTTP request and
+// checking its reply: -method/-params ("plain"), and a workload call with
+// five generators and an expected result ("workload").
+func BenchmarkWorker_request(b *testing.B) {
+	wl := writeWorkload(b, `{"calls": [{"method": "add", "params": [{"$int": [1, 1000]}, {"$float": [0, 1]}, {"$choice": ["x", 1]}, {"$hex": 20}, {"$seq": {}}],
+		"expect": {"result": 3}}]}`, nil)
+	for _, c := range []struct {
+		name string
+		wl   *Workload
+	}{{"plain", nil}, {"workload", wl}} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := Config{Target: "http://127.0.0.1:1/", Workload: c.wl}
+			if err := cfg.fill(); err != nil {
+				b.Fatal(err)
+			}
+			tg, _ := parseTarget(cfg.Target)
+			msgs, _ := messagesFromFlags(cfg.Method, cfg.Params, 1, 0)
+			var specs []callSpec
+			if c.wl != nil {
+				specs, _ = c.wl.compile()
+				rot, _ := rotation(c.wl.Calls)
+				msgs = messagesFromWorkload(specs, rot, 1)
+			}
+			r := newRunner(cfg, tg, msgs)
+			r.specs = specs
+			w := newWorker(r, 0)
+			var body []byte
+			b.ReportAllocs()
+			for range b.N {
+				w.wbuf = w.wbuf[:0]
+				w.push(time.Now())
+				body = append(body[:0], `{"jsonrpc":"2.0","result":3,"id":`...)
+				body = strconv.AppendUint(body, w.next-1, 10)
+				body = append(body, '}')
+				w.rbuf = append(w.rbuf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "...)
+				w.rbuf = strconv.AppendInt(w.rbuf, int64(len(body)), 10)
+				w.rbuf = append(w.rbuf, "\r\n\r\n"...)
+				w.rbuf = append(w.rbuf, body...)
+				w.consume()
+			}
+			if len(w.errs) != 0 {
+				b.Fatalf("errors %v", w.errs)
+			}
+		})
 	}
 }

@@ -49,3 +49,25 @@ func BenchmarkConn_limits(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkConn_trustedProxy measures what naming the client behind a
+// trusted proxy costs per HTTP call with a rate limit per IP: the same
+// request, with an X-Forwarded-For, from a proxy not trusted ("off": the
+// proxy is the client, cached per connection) and trusted ("on": the
+// client is read from the field at each call).
+func BenchmarkConn_trustedProxy(b *testing.B) {
+	add := `{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`
+	req := "POST / HTTP/1.1\r\nHost: localhost:8080\r\nX-Forwarded-For: 203.0.113.1, 198.51.100.7\r\nContent-Type: application/json\r\nContent-Length: " +
+		strconv.Itoa(len(add)) + "\r\n\r\n" + add
+	trusted, _ := handler.ParseProxies("127.0.0.1") // the fake connection's remote
+	for _, c := range []struct {
+		name    string
+		proxies handler.Proxies
+	}{{"off", nil}, {"on", trusted}} {
+		b.Run(c.name, func(b *testing.B) {
+			tab := handler.NewTable(handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9}))
+			demo.Register(tab)
+			benchAdd42(b, tab, req, 1, WithTrustedProxies(c.proxies))
+		})
+	}
+}

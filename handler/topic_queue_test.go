@@ -183,3 +183,32 @@ func TestEnqueue_zeroAllocs(t *testing.T) {
 		t.Fatalf("%d notifications sent during AllocsPerRun, want %d", c.n-before, 101*10)
 	}
 }
+
+// BenchmarkTopics_publish measures one message to 10 local subscribers:
+// sent before returning (PublishRaw), and queued to the topic's
+// goroutine, waited for here (Enqueue).
+func BenchmarkTopics_publish(b *testing.B) {
+	for _, queued := range []bool{false, true} {
+		name := map[bool]string{false: "PublishRaw", true: "Enqueue"}[queued]
+		b.Run(name, func(b *testing.B) {
+			tab, h := tpNode(b, nil)
+			c := &tpBufConn{ctx: b.Context(), buf: make([]byte, 0, 4096)}
+			ctx := ContextWithConn(b.Context(), c)
+			for range 10 {
+				tab.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"topic_subscribe","params":["t"],"id":1}`))
+			}
+			raw := []byte(`{"price":101.25,"sym":"ABC"}`)
+			b.ReportAllocs()
+			for range b.N {
+				if queued {
+					_, _ = h.Enqueue("t", raw)
+					for h.backlog.Load() != 0 {
+						runtime.Gosched()
+					}
+				} else {
+					_, _ = h.PublishRaw("t", raw)
+				}
+			}
+		})
+	}
+}
