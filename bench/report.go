@@ -25,6 +25,11 @@ type Result struct {
 	Duration time.Duration `json:"duration_ns"`        // the measured window
 	Requests int64         `json:"requests"`           // requests fully answered (an open loop's sent after the end: in Latency only)
 	Calls    int64         `json:"calls"`              // calls answered, and notifications sent
+	// Offered is an open loop's requests due in the measured window:
+	// sent on time, sent late (in Latency, not in Requests), or never
+	// (ErrUnsent). Requests below it means the target, or the tool,
+	// fell behind.
+	Offered int64 `json:"offered,omitempty"`
 	// RequestsPerSec and CallsPerSec are the throughput.
 	RequestsPerSec float64 `json:"requests_per_sec"`
 	CallsPerSec    float64 `json:"calls_per_sec"`
@@ -94,6 +99,9 @@ func (r *runner) result(workers []*worker, stop time.Time) *Result {
 	}
 	for _, w := range workers {
 		res.Requests += w.done.Load()
+		if res.Rate > 0 || len(res.Schedule) > 0 {
+			res.Offered += w.offered
+		}
 		res.Calls += w.calls.Load()
 		for k, v := range w.errs {
 			res.Errors[k] += v

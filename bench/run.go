@@ -89,9 +89,10 @@ type worker struct {
 
 	byKind [len(errKinds)]atomic.Int64 // errors by kind (errKinds), measured, for the live line
 
-	rng    *rand.Rand     // the workload's generators' draws
-	body   []byte         // a message with generators, built before its length is written
-	mstats []methodCounts // by workload call (runner.specs); owned by the worker until it ends
+	rng     *rand.Rand     // the workload's generators' draws
+	body    []byte         // a message with generators, built before its length is written
+	mstats  []methodCounts // by workload call (runner.specs); owned by the worker until it ends
+	offered int64          // requests due in the measured window, sent (in time or late) or not; owned likewise
 
 	errs   map[string]int64  // by kind; owned by the worker until it ends
 	detail map[string]string // the first error's text, by kind (failWith); owned likewise
@@ -598,6 +599,7 @@ func (w *worker) endOpen(nextAt func(int64) time.Time) {
 			continue
 		}
 		w.fail(ErrUnsent, true)
+		w.offered++
 		w.record(now.Sub(intended).Microseconds())
 	}
 }
@@ -649,6 +651,9 @@ func (w *worker) push(intended time.Time) {
 	}
 	w.sent++
 	measured := !intended.Before(r.start)
+	if measured && r.timed() && intended.Before(r.end) {
+		w.offered++
+	}
 	if !r.t.http && m.holes == 0 {
 		// A stream sends nothing back for notifications: done at once.
 		if measured && !w.late {
