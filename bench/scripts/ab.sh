@@ -29,7 +29,7 @@ shift $(( $# < 4 ? $# : 4 ))
 scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(http1 http16 tcp16 ws1 http1-sleep0 http16-sleep0 tcp16-sleep0)
 hz=$(getconf CLK_TCK)
-port=18400
+port=${PORT_BASE:-18400} # PORT_BASE: where its ports start (runs side by side need their own)
 
 # args SCENARIO ADDR: the bench flags and target of a scenario.
 args() {

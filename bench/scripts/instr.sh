@@ -22,9 +22,10 @@ shift $(( $# < 3 ? $# : 3 ))
 scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(http1 http16 tcp1 tcp16 ws1 http1-sleep0 http16-sleep0 tcp16-sleep0)
 command -v valgrind >/dev/null || { echo "instr.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
-port=18800
+port=${PORT_BASE:-18800} # PORT_BASE: where its ports start (runs side by side need their own)
 tmp=$(mktemp -d)
-trap 'pkill -9 -f "valgrind.bin.*jetrpc-instr" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+pid=
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT # by its pid: never by name, which would hit other runs
 
 target() { # target SCENARIO ADDR: the bench flags of a scenario
   local s=$1 a=$2 m="-method add -params '[1,2]'"
@@ -43,7 +44,7 @@ target() { # target SCENARIO ADDR: the bench flags of a scenario
 total() { awk '/^totals:/ {print $2}' "$1"; }
 
 one() { # one BIN SCENARIO FLAGS: prints instructions per request
-  local bin=$1 s=$2 flags=$3 a pid out t
+  local bin=$1 s=$2 flags=$3 a out t
   port=$((port + 1)); a=127.0.0.1:$port
   out=$tmp/cg.$port
   cp "$bin" "$tmp/jetrpc-instr"
@@ -51,12 +52,13 @@ one() { # one BIN SCENARIO FLAGS: prints instructions per request
   eval "GODEBUG=asyncpreemptoff=1 exec valgrind --tool=callgrind --callgrind-out-file=\"\$out\" \
     \"\$tmp/jetrpc-instr\" serve --http \"\$a\" --loops 1 $flags" >"$tmp/log" 2>&1 &
   for _ in $(seq 300); do grep -q serving "$tmp/log" && break; sleep 0.1; done
-  pid=$(pgrep -f "valgrind.bin.*--http $a")
+  pid=$! # exec: the job is valgrind itself
   eval "\"\$new\" bench -q -c 16 -warmup 0 -n 2000 ${BENCH_FLAGS:-} $(target "$s" "$a")" >/dev/null
   callgrind_control -d "$pid" >/dev/null 2>&1 # zero the counters
   eval "\"\$new\" bench -q -c 16 -warmup 0 -n \"\$n\" ${BENCH_FLAGS:-} $(target "$s" "$a")" >"$tmp/bench" || { cat "$tmp/bench" >&2; exit 1; }
   callgrind_control -d "$pid" >/dev/null 2>&1
   kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+  pid=
   t=$(total "$out.2")
   rm -f "$out"*
   awk -v t="$t" -v n="$n" 'BEGIN { printf "%.0f", t / n }'
