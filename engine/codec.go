@@ -35,6 +35,11 @@ type codec interface {
 	// reply appends the framed reply of a job that ran on a worker, or
 	// holds it until the replies before it are out; it takes j.
 	reply(c *conn, out []byte, j *job) []byte
+	// swap gives r the place of j, a job still on its worker, in the
+	// order of replies: r holds the reply j gets at its deadline, and
+	// reply is called with r next (HTTP keeps the order; the others have
+	// none to keep).
+	swap(j, r *job)
 	// push appends a framed server message (streams and WebSocket).
 	push(out, msg []byte) []byte
 	// ping appends a keep-alive probe (a WebSocket ping).

@@ -106,7 +106,7 @@ func (c *conn) traffic() gnet.Action {
 		return c.closeNow(closeBudget)
 	}
 	out := c.loop.out[:0]
-	if c.mail.pending() {
+	if c.mail.pending() || len(c.work.late) > 0 {
 		out = c.collect(out)
 	}
 	if c.timer.stalled.Load() != 0 {
@@ -313,6 +313,14 @@ func (c *conn) wakeLoop() { c.waker.wake(c) }
 // goroutine of a connection finishing off its loop).
 func (c *conn) release() {
 	c.gone.Store(true)
+	if c.work.timed > 0 {
+		// Its calls still on workers are released by them (the mailbox is
+		// closed below): the loop must not watch them.
+		c.loop.scratch = c.loop.deadlines.dropConn(c, c.loop.scratch[:0])
+		clear(c.loop.scratch)
+	}
+	clear(c.work.late)
+	c.work.late = c.work.late[:0]
 	if n := c.mail.close(); n > 0 {
 		c.e.stats.pushDrops.Add(n)
 	}

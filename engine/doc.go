@@ -113,6 +113,15 @@
 // When the worker queue is full a message is answered -32000 "Server busy"
 // at once.
 //
+// A blocking call with a timeout (handler.WithCallTimeout,
+// handler.Timeout) runs on the engine's worker like any other, with no
+// second goroutine beside it (handler.Pending.RunHere); its loop watches
+// the deadline — one timer per loop, re-armed only when an earlier
+// deadline comes — and answers -32002 when it passes, in the call's
+// place in the order of replies. The method's context ends then; its
+// late result is dropped when it comes. A batch's timed elements are
+// answered by the table, beside their siblings.
+//
 // # Buffer lifetimes
 //
 // A message is served from gnet's input buffer in place and released when

@@ -395,7 +395,7 @@ func (e *Engine) loopOf(el gnet.EventLoop) *loopState {
 	defer e.mu.Unlock()
 	ls := e.loops[el]
 	if ls == nil {
-		ls = &loopState{stats: new(loopStats), waker: &loopWaker{el: el}}
+		ls = newLoopState(&loopWaker{el: el})
 		e.loops[el] = ls
 	}
 	return ls

@@ -90,7 +90,7 @@ func (l *fakeLoop) Execute(context.Context, gnet.Runnable) error {
 func fakeLoopState(fc *fakeConn) *loopState {
 	l := &fakeLoop{fc: fc}
 	l.w = &loopWaker{el: l}
-	return &loopState{stats: new(loopStats), waker: l.w}
+	return newLoopState(l.w)
 }
 
 // resetCodec forgets the connection's protocol: the next input is sniffed

@@ -48,10 +48,26 @@ func (c *conn) finishesAfterEOF(err error) bool {
 		rest = pool.Requests.Get()
 		rest.B = append(rest.B, in...)
 	}
-	c.gone.Store(true)                       // the loop's waker no longer serves it
-	c.loop = &loopState{stats: c.loop.stats} // the loop's scratch stays the loop's; its counters are shared
-	c.mail.shut.Store(true)
+	c.gone.Store(true) // the loop's waker no longer serves it
 	wake := make(chan struct{}, 1)
+	own := &loopState{stats: c.loop.stats} // the loop's scratch stays the loop's; its counters are shared
+	own.deadlines.fire = func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	if c.work.timed > 0 { // its calls' deadlines are watched off the loop from now on
+		ls := c.loop
+		ls.scratch = ls.deadlines.dropConn(c, ls.scratch[:0])
+		for i, j := range ls.scratch {
+			ls.scratch[i] = nil
+			own.deadlines.add(j, j.timeout)
+		}
+		ls.scratch = ls.scratch[:0]
+	}
+	c.loop = own
+	c.mail.shut.Store(true)
 	c.mail.mu.Lock()
 	c.mail.lameWake = wake
 	c.mail.mu.Unlock()
@@ -70,12 +86,16 @@ func (c *conn) finishOffLoop(nc net.Conn, rest *pool.Buffer, wake <-chan struct{
 			pool.Requests.Put(rest)
 		}
 		c.release()
+		c.loop.deadlines.stop()
 		e.forget(c)
 	}()
 	var out []byte
 	off := 0
 	stopping, giveUp := e.baseCtx.Done(), (<-chan time.Time)(nil)
 	for {
+		if c.work.timed > 0 {
+			c.work.late = c.loop.deadlines.expire(c.work.late) // its timer signals wake
+		}
 		out = c.collect(out[:0]) // whatever the wake-once flag says: off the loop, finish signals wake instead
 		if rest != nil && off < len(rest.B) && c.canRead() {
 			var used int

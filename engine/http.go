@@ -308,6 +308,15 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 	return out
 }
 
+func (h *httpCodec) swap(j, r *job) {
+	for i := h.first; i < len(h.held); i++ {
+		if h.held[i].j == j {
+			h.held[i].j = r
+			return
+		}
+	}
+}
+
 // pending reports whether replies are held.
 func (h *httpCodec) pending() bool { return h.first < len(h.held) }
 

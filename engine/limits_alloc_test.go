@@ -17,7 +17,7 @@ import (
 // timeout, rate limits per identity and per connection, a method cost,
 // a concurrency bound and the reply caps — a request to an inline
 // method, a pipelined burst of them on a stream, a batch and a timed
-// call on a worker allocate nothing.
+// call on a worker, whose deadline the loop watches, allocate nothing.
 func TestConn_zeroAllocsWithLimits(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
@@ -35,6 +35,9 @@ func TestConn_zeroAllocsWithLimits(t *testing.T) {
 		{"http costly", postOf(`{"jsonrpc":"2.0","method":"costly_add","params":[40,2],"id":1}`), `"result":42`, false},
 		{"http batch", postOf(`[` + add42 + `,{"jsonrpc":"2.0","method":"costly_add","params":[1,2],"id":2}]`), `"result":3,"id":2}]`, false},
 		{"http timed on a worker", postOf(`{"jsonrpc":"2.0","method":"slowadd","params":[40,2],"id":1}`), `"result":42`, true},
+	})
+	assertNoAllocsOnConns(t, tab, []allocCase{
+		{"stream timed on a worker", `{"jsonrpc":"2.0","method":"slowadd","params":[40,2],"id":1}` + "\n", `"result":42`, true},
 	})
 }
 

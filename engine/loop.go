@@ -6,6 +6,8 @@ package engine
 // of one loop.
 
 import (
+	"context"
+
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/panjf2000/gnet/v2"
 )
@@ -67,6 +69,44 @@ type loopState struct {
 	guess   replyGuess      // the size of the last inline reply, to reserve its head
 	stats   *loopStats      // the loop's counters (stats.go); shared with the private scratch of a connection finishing off the loop
 	waker   *loopWaker      // wakes the loop's connections (waker.go); nil in the private scratch of a connection finishing off the loop
+
+	deadlines deadlines // the calls on workers whose deadline the loop watches (deadline.go)
+	scratch   []*job    // jobs taken from the deadlines, between uses empty
+	touched   []*conn   // connections with late calls, between uses empty
+}
+
+// expireDeadlines answers the calls of the loop's connections whose
+// deadline has passed: each connection with such a call is served at
+// once. Event loop only (a task the deadlines' timer queues).
+func (ls *loopState) expireDeadlines() {
+	ls.scratch = ls.deadlines.expire(ls.scratch[:0])
+	touched := ls.touched[:0]
+	for i, j := range ls.scratch {
+		ls.scratch[i] = nil
+		c := j.c
+		if len(c.work.late) == 0 {
+			touched = append(touched, c)
+		}
+		c.work.late = append(c.work.late, j)
+	}
+	ls.scratch = ls.scratch[:0]
+	for i, c := range touched {
+		touched[i] = nil
+		if c.gone.Load() {
+			continue // its deadlines were dropped when it closed: not reached
+		}
+		if c.traffic() == gnet.Close {
+			_ = ls.waker.el.Close(c.gc)
+		}
+	}
+	ls.touched = touched[:0]
+}
+
+// newLoopState returns the scratch state of the loop w wakes.
+func newLoopState(w *loopWaker) *loopState {
+	ls := &loopState{stats: new(loopStats), waker: w}
+	ls.deadlines.fire = func() { _ = w.el.Execute(context.Background(), deadlineSweep{ls}) } // fails only once the loops stop
+	return ls
 }
 
 // maxLoopBuffer: a loop's scratch buffer larger than this is dropped.

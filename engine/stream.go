@@ -118,6 +118,8 @@ func (s *streamCodec) reply(_ *conn, out []byte, j *job) []byte {
 	return out
 }
 
+func (s *streamCodec) swap(_, _ *job) {} // replies go as they come
+
 func (s *streamCodec) push(out, msg []byte) []byte {
 	out = append(out, msg...)
 	return append(out, '\n')

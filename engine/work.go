@@ -26,6 +26,18 @@ type workState struct {
 	inflight int      // messages on workers, or answered but not yet handed to the codec
 	seq      uint64   // sequence number of the last message sent to a worker
 	running  []uint64 // sequence numbers of the messages on workers
+	timed    int      // jobs whose deadline its loop watches (deadline.go)
+	late     []*job   // jobs past their deadline, taken from their lanes, to answer (answerLate)
+}
+
+// notLate removes j from the late jobs, if it is there.
+func (w *workState) notLate(j *job) {
+	for i, x := range w.late {
+		if x == j {
+			w.late = append(w.late[:i], w.late[i+1:]...)
+			return
+		}
+	}
 }
 
 // lowest returns the sequence number of the oldest message still on a
@@ -69,6 +81,17 @@ type job struct {
 	ctx  *handler.CallContext
 	call handler.CallContext
 	head []byte // kept with the job in its pool
+
+	// A call whose deadline the loop watches (deadline.go). Set on the
+	// loop before the job is submitted, read by the worker; the rest is
+	// event loop only.
+	deadline int64  // when the loop answers it if its reply has not come (a reading of package clock); 0: not watched
+	timeout  int64  // the timeout deadline was set from: the lane it is in
+	late     []byte // the reply it gets at its deadline (AppendTimeout); kept with the job in its pool
+	answered bool   // the loop answered it at its deadline: its worker's reply is dropped
+	lane     *lane  // the lane it is in, or nil
+	dprev    *job   // in its lane
+	dnext    *job
 }
 
 var jobs = sync.Pool{New: func() any { return new(job) }}
@@ -95,7 +118,7 @@ func (j *job) release() {
 	if cap(head) > maxHeadBuf {
 		head = nil
 	}
-	*j = job{out: out, head: head}
+	*j = job{out: out, head: head, late: j.late[:0]}
 	jobs.Put(j)
 }
 
@@ -132,6 +155,11 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 		j.call.Parent = c.ctx
 		j.ctx = &j.call
 	}
+	deadline, timeout := j.p.Deadline()
+	if timeout > 0 {
+		j.deadline, j.timeout = deadline, int64(timeout)
+		j.late = j.p.AppendTimeout(j.late[:0])
+	}
 	c.e.stats.inflight.Add(1)
 	if !c.submit(j) {
 		c.e.stats.inflight.Add(-1)
@@ -139,6 +167,9 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 		out = j.p.Busy(j.ctx, out)
 		j.release()
 		return out, nil
+	}
+	if j.deadline != 0 {
+		c.loop.deadlines.add(j, j.timeout)
 	}
 	return out, j
 }
@@ -159,11 +190,16 @@ func (c *conn) submit(j *job) bool {
 }
 
 // Run executes the job on a worker and hands the reply back to the
-// connection's loop.
+// connection's loop. A call whose deadline the loop watches runs here
+// too (RunHere): the loop answers it at its deadline.
 func (j *job) Run() {
-	if j.page != nil {
+	switch {
+	case j.page != nil:
 		j.runPage()
-	} else {
+	case j.deadline != 0:
+		j.out = j.p.RunHere(j.ctx, j.out[:0])
+		j.c.e.stats.inflight.Add(-1)
+	default:
 		j.out = j.p.Run(j.ctx, j.out[:0])
 		j.c.e.stats.inflight.Add(-1)
 	}
@@ -171,17 +207,46 @@ func (j *job) Run() {
 }
 
 // collect hands the replies of finished jobs to the codec, oldest first,
+// answers the calls whose deadline passed without a reply (answerLate),
 // then writes the server pushes that may go. Event loop only.
 func (c *conn) collect(out []byte) []byte {
 	for j := c.mail.takeDone(); j != nil; {
 		next := j.next
 		j.next = nil
-		c.work.finished(j.seq)
-		out = c.codec.reply(c, out, j)
+		switch {
+		case j.answered: // at its deadline: the late reply is dropped
+			j.release()
+		default:
+			c.loop.deadlines.remove(j)
+			if len(c.work.late) > 0 {
+				c.work.notLate(j) // its reply came before the loop answered it: the reply goes
+			}
+			c.work.finished(j.seq)
+			out = c.codec.reply(c, out, j)
+		}
 		j = next
 	}
+	for i, j := range c.work.late {
+		c.work.late[i] = nil
+		out = c.answerLate(out, j)
+	}
+	c.work.late = c.work.late[:0]
 	if c.mail.queued.Load() > 0 {
 		out = c.drainPushes(out)
 	}
 	return out
+}
+
+// answerLate answers j, a call whose deadline passed while it runs on
+// its worker, with its timeout reply, in its place in the order of
+// replies; the worker's reply is dropped when it comes. Event loop
+// only.
+func (c *conn) answerLate(out []byte, j *job) []byte {
+	r := newJob(c)
+	r.seq, r.tag, r.origin = j.seq, j.tag, j.origin
+	r.out, j.late = j.late, r.out[:0] // j.late is the loop's: the worker never reads it
+	j.answered = true
+	c.work.finished(j.seq)
+	c.codec.swap(j, r)
+	return c.codec.reply(c, out, r)
 }

@@ -262,6 +262,8 @@ func (w *wsCodec) reply(_ *conn, out []byte, j *job) []byte {
 	return out
 }
 
+func (w *wsCodec) swap(_, _ *job) {} // replies go as they come
+
 func (w *wsCodec) push(out, msg []byte) []byte {
 	if w.closed {
 		return out // nothing follows a close frame: dropped

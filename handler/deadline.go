@@ -5,10 +5,19 @@ package handler
 // plus the deadline. It lives in the pooled dispatch state or in a batch
 // segment, and builds a real context.WithDeadline (a timer and a
 // channel) only when the method asks for Done or for Err past the
-// deadline: a method that never looks costs no allocation. A blocking
-// call with a deadline runs on a worker while its caller waits for it or
-// for the deadline (parallel); at the deadline the caller answers
-// CodeDeadline and goes on, and the worker drops the late result.
+// deadline: a method that never looks costs no allocation. Deadlines are
+// readings of package clock.
+//
+// Who answers a blocking call at its deadline depends on its caller. A
+// transport that watches deadlines itself (the engine: Pending.Deadline
+// and RunHere) runs the call where it would run anyway, answers
+// CodeDeadline when the deadline passes, and drops the late result: no
+// goroutine hop. Dispatch and Run, whose caller waits for the reply, run
+// a single timed call on a worker of the table's pool while the caller
+// waits for it or for the deadline (timedSingle); a batch's timed
+// elements are segments of their own on that pool (parallel). At the
+// deadline the caller answers CodeDeadline and goes on, and the worker
+// drops the late result.
 
 import (
 	"context"
@@ -17,12 +26,13 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/pool/clock"
 )
 
 // deadlineCtx is the context of a call with a deadline.
 type deadlineCtx struct {
 	parent   context.Context // set before the method runs, then not changed
-	deadline int64           // ns after limitEpoch (the clock of coarseNow)
+	deadline int64           // a reading of package clock
 
 	built  atomic.Bool // real is set
 	mu     sync.Mutex
@@ -55,7 +65,7 @@ func (d *deadlineCtx) drop() {
 }
 
 // when returns the deadline as a time.
-func (d *deadlineCtx) when() time.Time { return limitEpoch.Add(time.Duration(d.deadline)) }
+func (d *deadlineCtx) when() time.Time { return clock.Time(d.deadline) }
 
 // ctx returns the real context, building it on first use.
 func (d *deadlineCtx) ctx() context.Context {
@@ -86,7 +96,7 @@ func (d *deadlineCtx) Err() error {
 	if d.built.Load() {
 		return d.ctx().Err()
 	}
-	if preciseNow() >= d.deadline {
+	if clock.Now() >= d.deadline {
 		return d.ctx().Err() // Done is closed from now on, as Err says
 	}
 	return d.parent.Err()
@@ -96,10 +106,27 @@ func (d *deadlineCtx) Err() error {
 func (d *deadlineCtx) Value(key any) any { return d.parent.Value(key) }
 
 // appendTimeout answers r, whose method ran past its timeout; nothing
-// for a notification.
+// for a notification. The error's text was written at registration
+// (timeoutText): a reply written at a deadline copies it.
 func appendTimeout(dst []byte, r *parser.Request, m *method) []byte {
 	if r.Notification {
 		return dst
 	}
-	return appendErrorReply(dst, r.ID, r.Version, CodeDeadline, "Deadline exceeded", m.timedOut, nil)
+	if r.Version == parser.Version1 {
+		dst = append(dst, `{"result":null,"error":{"code":`...)
+	} else {
+		dst = append(dst, `{"jsonrpc":"2.0","error":{"code":`...)
+	}
+	dst = append(dst, m.timedOut...)
+	return appendErrorEnd(dst, nil, r.ID)
+}
+
+// timeoutText returns the code and message of the reply to a call past
+// timeout, as appendErrorStart and the escaped message write them: the
+// part of the reply between `"code":` and the message's closing quote.
+func timeoutText(timeout time.Duration) string {
+	b := appendErrorStart(nil, parser.Version2, CodeDeadline)
+	b = b[len(`{"jsonrpc":"2.0","error":{"code":`):]
+	b = appendEscaped(b, "Deadline exceeded: the call ran past its timeout of "+timeout.String())
+	return string(b)
 }

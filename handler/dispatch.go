@@ -25,6 +25,7 @@ import (
 	"github.com/bytedance/sonic/decoder"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
+	"github.com/jetrpc/jetrpc/pool/clock"
 )
 
 // state is the scratch memory of one dispatch, pooled.
@@ -56,7 +57,7 @@ type state struct {
 	err     error            // its error,
 	res     [2]int           // and its result's span in the reply
 
-	deadline  int64       // when the call run now must end (ns after limitEpoch), set by a timed segment; 0: from its method's timeout
+	deadline  int64       // when the call run now must end (a reading of package clock), set by a timed segment or for a deferred timed call (Pending.Deadline); 0: from its method's timeout
 	dl        deadlineCtx // the context of a call with a deadline
 	abandoned bool        // a timed-out segment's worker still uses the state: never pooled again
 
@@ -308,6 +309,83 @@ func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 	return t.parallel(ctx, st, dst)
 }
 
+// Deadline reports when the call d holds must be answered
+// CodeDeadline if it is still running — a reading of package clock — and
+// the timeout it was set from, when it has such a deadline: a single
+// request or notification of a blocking method with a timeout (Timeout,
+// Options.CallTimeout), whose deadline counts from when DispatchInline
+// deferred it. Otherwise it returns 0, 0. A caller that
+// watches it runs the call with RunHere, answers it AppendTimeout's reply
+// once the deadline passes, and then drops the late reply RunHere
+// returns. A batch has no deadline of its own: Run and RunHere answer its
+// timed elements at their deadlines themselves. Safe from the goroutine
+// that holds d, before Run or RunHere.
+func (d *Pending) Deadline() (deadline int64, timeout time.Duration) {
+	st := d.st
+	if st.deadline == 0 {
+		return 0, 0
+	}
+	return st.deadline, st.single.timeout
+}
+
+// AppendTimeout appends the reply the call d holds gets when it passes
+// its Deadline: -32002 "Deadline exceeded", with the request's id; nothing
+// for a notification. Call it before Run or RunHere (d's message is
+// theirs afterwards). Safe from the goroutine that holds d.
+func (d *Pending) AppendTimeout(dst []byte) []byte {
+	st := d.st
+	if st.msg.Kind != parser.KindSingle || st.single == nil {
+		return dst
+	}
+	return appendTimeout(dst, st.req, st.single)
+}
+
+// RunHere is Run for a caller that watches the Deadline of the call d
+// holds: the call runs on the calling goroutine rather than on a worker
+// of the table's pool — no goroutine hop — and its context ends at the
+// deadline as Run's would. A call that ends past its deadline is
+// answered AppendTimeout's reply, as the caller answered it already,
+// and is counted and logged so, with its time until the deadline, once
+// its method has returned. The caller must answer the call at its
+// deadline if RunHere has not returned by then, and drop the reply
+// RunHere returns afterwards. A message without a Deadline runs as Run
+// runs it. d is empty afterwards. Safe from any goroutine, one at a
+// time.
+func (d *Pending) RunHere(ctx context.Context, dst []byte) (out []byte) {
+	t, st := d.t, d.st
+	if st.deadline == 0 || st.msg.Kind != parser.KindSingle {
+		return d.Run(ctx, dst)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			out = t.dispatchPanicked(v, dst)
+		}
+		d.release()
+	}()
+	r, m := st.req, st.single
+	if t.obs != nil {
+		st.t0 = nanotime() // the wait for a worker is not the call's
+	}
+	before := len(dst)
+	if len(t.chain) == 0 {
+		dst = t.invokeChecked(ctx, st, dst, r, m)
+	} else {
+		dst = t.intercept(ctx, st, dst, r, m, nil, 0)
+	}
+	end := clock.Now()
+	if end >= st.deadline {
+		st.code = CodeDeadline // the reply its caller gave at the deadline
+		dst = appendTimeout(dst[:before], r, m)
+		end = st.deadline // the call's time is until that answer
+	} else {
+		dst = t.capReply(st, dst, before, r)
+	}
+	if t.obs != nil {
+		t.obs.done(ctx, st, r, max(end-st.t0, 0))
+	}
+	return dst
+}
+
 // Busy answers the message without running it, as when no worker can
 // take it: -32000 "Server busy" for each valid request that wants a reply
 // (in an array for a batch), the usual replies to invalid requests and
@@ -442,6 +520,15 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 				t.obs.kept(st)
 			}
 			later.keep(t, st, msg) // st goes with the Pending
+			if m.Kind == parser.KindSingle && st.single.timeout > 0 {
+				// A blocking call with a timeout: its deadline counts from
+				// when it came, for its caller to watch (Deadline).
+				start := st.t0
+				if t.obs == nil {
+					start = clock.Now()
+				}
+				st.deadline = start + int64(st.single.timeout)
+			}
 			return dst, oc
 		}
 	}
@@ -657,7 +744,7 @@ type segment struct {
 	elems     []element
 	out       *pool.Buffer
 	wait      *waitState
-	deadline  time.Time   // a timed segment's (a blocking method with a timeout): when its caller answers without it
+	deadline  int64       // a timed segment's (a blocking method with a timeout): when its caller answers without it (a reading of package clock); 0: none
 	cc        CallContext // a timed segment's own copy of its caller's context, which the transport may reuse once the caller has answered
 	state     atomic.Uint32
 	blocking  bool // a blocking element: busy when the pool is full
@@ -690,9 +777,7 @@ func (s *segment) Run() {
 			s.out.B = appendInternal(s.out.B[:0], s.elems)
 		}
 	}()
-	if !s.deadline.IsZero() {
-		st.deadline = int64(s.deadline.Sub(limitEpoch))
-	}
+	st.deadline = s.deadline
 	s.out.B = s.t.runElems(s.ctx, st, s.out.B, s.elems, maxReplies)
 	putState(st)
 }
@@ -776,15 +861,21 @@ func (t *Table) timedSingle(ctx context.Context, st *state, dst []byte, r *parse
 // (a timed one only until its deadline), and appends their replies:
 // bare, for the one element of a single request, or as an array.
 func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare bool) []byte {
-	var now time.Time
+	var now int64
 	timed := false
 	for i := range st.segs {
 		s := &st.segs[i]
 		if s.blocking && s.elems[0].m.timeout > 0 {
-			if !timed {
-				timed, now = true, time.Now()
+			switch {
+			case bare && st.deadline != 0:
+				s.deadline = st.deadline // a deferred call's, from when it came (Pending.Deadline)
+			case now == 0:
+				now = clock.Now()
+				fallthrough
+			default:
+				s.deadline = now + int64(s.elems[0].m.timeout)
 			}
-			s.deadline = now.Add(s.elems[0].m.timeout)
+			timed = true
 		}
 	}
 	if timed && len(st.kept) == 0 {
@@ -804,7 +895,7 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 	for i := range st.segs {
 		s := &st.segs[i]
 		s.t, s.ctx, s.out, s.wait = t, ctx, pool.Parts.Get(), w
-		if p, ok := ctx.(*CallContext); ok && !s.deadline.IsZero() {
+		if p, ok := ctx.(*CallContext); ok && s.deadline != 0 {
 			// A timed call may outlive its caller, whose transport may then
 			// reuse its context: the call gets a copy, its head in st's
 			// buffers (st is never pooled again if the call outlives it).
@@ -856,18 +947,18 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 func (t *Table) await(st *state) {
 	w := &st.wait
 	for w.left.Load() > 0 {
-		var next time.Time
+		var next int64
 		for i := range st.segs {
 			s := &st.segs[i]
-			if s.submitted && !s.late && !s.deadline.IsZero() && (next.IsZero() || s.deadline.Before(next)) {
+			if s.submitted && !s.late && s.deadline != 0 && (next == 0 || s.deadline < next) {
 				next = s.deadline
 			}
 		}
-		if next.IsZero() {
+		if next == 0 {
 			<-w.wake
 			continue
 		}
-		if d := time.Until(next); d > 0 {
+		if d := time.Duration(next - clock.Now()); d > 0 {
 			if w.timer == nil {
 				w.timer = time.NewTimer(d)
 			} else {
@@ -880,10 +971,10 @@ func (t *Table) await(st *state) {
 			case <-w.timer.C:
 			}
 		}
-		now := time.Now()
+		now := clock.Now()
 		for i := range st.segs {
 			s := &st.segs[i]
-			if s.submitted && !s.late && !s.deadline.IsZero() && !now.Before(s.deadline) && s.state.CompareAndSwap(segRunning, segGivenUp) {
+			if s.submitted && !s.late && s.deadline != 0 && now >= s.deadline && s.state.CompareAndSwap(segRunning, segGivenUp) {
 				s.late, st.abandoned = true, true
 				w.left.Add(-1)
 			}

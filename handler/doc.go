@@ -137,9 +137,12 @@
 //     context carries the deadline and is done when it passes; a blocking
 //     call still running then is answered CodeDeadline at once — inside a
 //     batch, beside its siblings' results — and its late result is
-//     dropped. Such a call runs on a worker of the table's pool while its
-//     caller waits for it or its deadline. An inline method is never cut
-//     short: it must not block anyway.
+//     dropped. Under the engine such a call runs on the engine's worker
+//     and the event loop answers it at its deadline (Pending.Deadline,
+//     RunHere: no goroutine hop); from Dispatch, Pending.Run and a batch
+//     it runs on a worker of the table's pool while its caller waits for
+//     it or its deadline. An inline method is never cut short: it must
+//     not block anyway.
 //   - Rate limits (WithRateLimit, Cost per method): token buckets in cost
 //     units, one per client identity (the principal an Authorizer named,
 //     else the remote IP address) and one per connection (a transport's

@@ -378,16 +378,17 @@ func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *par
 	if m.timeout <= 0 {
 		dst = m.impl.invoke(ctx, st, dst)
 	} else {
-		// The method's context carries its deadline: a timed segment's
-		// (set by its caller, who answers at that time), else now plus
-		// m's timeout, now read from the coarse clock of the rate limits
-		// (coarseNow: behind the time by a clockTick, 10 ms, at most, so
-		// such a deadline may come up to 10 ms early), as the system clock
-		// costs more than the rest of the call's checks together.
+		// The method's context carries its deadline: a timed segment's or
+		// a deferred call's (set by its caller, who answers at that time),
+		// else now plus m's timeout, now read from the coarse clock of the
+		// rate limits (coarseNow: behind the time by a clockTick, 10 ms, at
+		// most, so such a deadline may come up to 10 ms early), as the
+		// system clock costs more than the rest of the call's checks
+		// together.
 		d := &st.dl
 		dl := st.deadline
 		if dl == 0 {
-			dl = coarseNow() + int64(m.timeout)
+			dl = coarseNow() + limitMono + int64(m.timeout)
 		}
 		d.start(ctx, dl)
 		before := len(dst)

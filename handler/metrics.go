@@ -291,8 +291,10 @@ type MethodMetrics struct {
 	// Duration is the histogram of the calls' handling time: from when a
 	// call began to run — its checks, then its method — to when its
 	// reply was written; the wait for a worker is not part of it. A call
-	// answered at its deadline counts its time until then; one answered
-	// without running (busy, a batch over its reply limit) counts 0.
+	// answered at its deadline counts its time until then (one the engine
+	// answers is counted when its method returns: until then it is in
+	// progress); one answered without running (busy, a batch over its
+	// reply limit) counts 0.
 	Duration Histogram
 }
 

@@ -44,6 +44,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jetrpc/jetrpc/pool/clock"
 )
 
 // DefaultMaxIdentities is the most client identities a table's rate
@@ -262,7 +264,7 @@ func (l *limiter) allow(ctx context.Context, cost int, notification bool) bool {
 	if q != nil && q.lim != l {
 		q = nil // another table's
 	}
-	var clk clock
+	var clk limitTime
 	if l.testNow == nil {
 		clk.now = coarseNow()
 	} else {
@@ -320,7 +322,7 @@ func (l *limiter) refuse(notification bool) bool {
 
 // takeIdentity spends cost units from the bucket of the identity of the
 // call m describes, found through q's cache (q may be nil) or the table.
-func (l *limiter) takeIdentity(q *Quota, m *Meta, clk *clock, cost int) bool {
+func (l *limiter) takeIdentity(q *Quota, m *Meta, clk *limitTime, cost int) bool {
 	var k idKey
 	l.keyOf(m, &k)
 	e := l.id.spend(cost)
@@ -351,7 +353,7 @@ func (l *limiter) takeIdentity(q *Quota, m *Meta, clk *clock, cost int) bool {
 
 // retake tries b.take again, at the precise time, after b refused at
 // clk's coarse time; it sets clk to the precise time.
-func (l *limiter) retake(b *bucket, clk *clock, e, depth int64) takeResult {
+func (l *limiter) retake(b *bucket, clk *limitTime, e, depth int64) takeResult {
 	if clk.precise {
 		return takeRefused
 	}
@@ -570,18 +572,18 @@ func (b *bucket) take(now, e, depth int64) takeResult {
 // buckets that are never evicted.
 func (b *bucket) give(e int64) { b.tat.Add(-e) }
 
-// clock is a time read for a call: nanoseconds after limitEpoch.
-type clock struct {
+// limitTime is a time read for a call: nanoseconds after limitEpoch.
+type limitTime struct {
 	now     int64
 	precise bool // read from the system clock, not the coarse one
 }
 
 // preciseClock returns the precise time (the test clock, if set).
-func (l *limiter) preciseClock() clock {
+func (l *limiter) preciseClock() limitTime {
 	if l.testNow != nil {
-		return clock{now: l.testNow(), precise: true}
+		return limitTime{now: l.testNow(), precise: true}
 	}
-	return clock{now: preciseNow(), precise: true}
+	return limitTime{now: preciseNow(), precise: true}
 }
 
 // The coarse clock.
@@ -590,8 +592,10 @@ const (
 	clockIdle = 100                   // ticks without a reader after which its goroutine stops
 )
 
-// limitEpoch is the origin of the limiters' times (a bucket's 0).
-var limitEpoch = time.Now()
+// limitEpoch is the origin of the limiters' times (a bucket's 0), and
+// limitMono the reading of package clock taken with it: a limiter's time
+// t is the reading t+limitMono.
+var limitEpoch, limitMono = time.Now(), clock.Now()
 
 // coarse is the limiters' coarse clock.
 var coarse struct {
@@ -606,10 +610,10 @@ const (
 )
 
 // preciseNow returns the time, in ns after limitEpoch, from the
-// monotonic clock (one read; time.Now makes two), and advances the
-// coarse clock to it.
+// monotonic clock (one read of package clock; time.Now makes two), and
+// advances the coarse clock to it.
 func preciseNow() int64 {
-	now := int64(time.Since(limitEpoch))
+	now := clock.Now() - limitMono
 	advanceClock(now)
 	return now
 }
