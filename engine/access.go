@@ -10,6 +10,9 @@ package engine
 // Require checks them.
 
 import (
+	"crypto/subtle"
+	"encoding/binary"
+
 	"github.com/jetrpc/jetrpc/engine/http1"
 	"github.com/jetrpc/jetrpc/handler"
 )
@@ -24,6 +27,7 @@ func (c *conn) authorize() int {
 		return 0
 	}
 	c.call.Meta.Principal = "" // the Authorizer names this request's caller, or none
+	c.call.Meta.AuthorizedUntil = 0
 	g, err := a(&c.call.Meta)
 	if err != nil {
 		c.call.Meta.Grants = nil
@@ -32,6 +36,59 @@ func (c *conn) authorize() int {
 	}
 	c.call.Meta.Grants = g
 	return 0
+}
+
+// authCache is an HTTP connection's last answer of an Authorizer that
+// said it holds for the same Authorization field
+// (handler.Meta.AuthorizedUntil): a keep-alive connection sends the same
+// token request after request, and the answer is given again without
+// asking. Only acceptances are kept. Event loop only.
+type authCache struct {
+	field     []byte // the Authorization value the answer is for; empty: none
+	grants    handler.Grants
+	principal string
+	until     int64 // a reading of package clock; math.MaxInt64 for good
+}
+
+// maxAuthField: a longer Authorization value is never kept.
+const maxAuthField = 4 << 10
+
+// authorizeHTTP is authorize for an HTTP request whose Authorization
+// value is field (nil when absent), answered from h's cache when the
+// Authorizer's last answer on the connection holds for it. The field is
+// compared in constant time: behind a proxy one connection carries many
+// clients, and the cache holds another's key.
+func (h *httpCodec) authorizeHTTP(c *conn, field []byte) int {
+	m, a := &c.call.Meta, &h.auth
+	if len(field) > 0 && len(field) == len(a.field) && sameBytes(field, a.field) && c.e.now.Load() < a.until {
+		m.Grants, m.Principal = a.grants, a.principal
+		return 0
+	}
+	status := c.authorize()
+	if status != 0 || m.AuthorizedUntil <= 0 || len(field) == 0 || len(field) > maxAuthField {
+		a.field = a.field[:0]
+		return status
+	}
+	a.field = append(a.field[:0], field...)
+	a.grants, a.principal, a.until = m.Grants, m.Principal, m.AuthorizedUntil
+	return 0
+}
+
+// sameBytes reports whether a and b, of the same length, are equal, in
+// time that depends on their length only (crypto/subtle's
+// ConstantTimeCompare, eight bytes at a time): no branch and no memory
+// access depends on their contents.
+func sameBytes(a, b []byte) bool {
+	b = b[:len(a)]
+	var d uint64
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		d |= binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:])
+	}
+	for ; i < len(a); i++ {
+		d |= uint64(a[i] ^ b[i])
+	}
+	return subtle.ConstantTimeEq(int32(d>>32|d&0xffffffff), 0) == 1
 }
 
 // streamRefused is the message a stream connection gets when the
@@ -68,21 +125,37 @@ func (h *httpCodec) hostAllowed(c *conn, r *http1.Request) bool {
 // maxHostOK: a longer Host is checked on every request.
 const maxHostOK = 256
 
+// corsCache is an HTTP connection's last Origin and its
+// Access-Control-Allow-Origin value: a browser's connection sends the
+// same Origin request after request. Event loop only.
+type corsCache struct {
+	origin []byte // empty: none yet
+	allow  string
+}
+
 // corsOrigin returns the Access-Control-Allow-Origin value for a request
-// with the Origin origin, or "" when it gets none.
-func corsOrigin(c *conn, origin []byte) string {
+// of h with the Origin origin, or "" when it gets none; the same Origin
+// as the last one costs a comparison.
+func (h *httpCodec) corsOrigin(c *conn, origin []byte) string {
 	if len(origin) == 0 || !c.e.opts.CORS.Enabled() {
 		return ""
 	}
+	k := &h.cors
+	if len(k.origin) > 0 && string(origin) == string(k.origin) {
+		return k.allow
+	}
 	v, _ := handler.AllowOrigin(&c.e.opts.CORS, origin)
+	if len(origin) <= maxHostOK {
+		k.origin, k.allow = append(k.origin[:0], origin...), v
+	}
 	return v
 }
 
 // appendPreflight answers a CORS preflight (OPTIONS with an Origin and
 // Access-Control-Request-Method): 204 with the allowed methods and
 // headers for an allowed origin, 403 otherwise.
-func appendPreflight(c *conn, out []byte, r *http1.Request, keep bool) []byte {
-	origin := corsOrigin(c, r.Origin)
+func (h *httpCodec) appendPreflight(c *conn, out []byte, r *http1.Request, keep bool) []byte {
+	origin := h.corsOrigin(c, r.Origin)
 	if origin == "" {
 		return appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, keep, r.Minor, "")
 	}

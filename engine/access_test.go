@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/pool/clock"
 )
 
 // who is what the whoami methods answer: the call metadata as the
@@ -472,3 +474,129 @@ func TestInterceptors_overTheEngine(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestAuthorize_answerKeptForTheSameField: an Authorizer that says its
+// answer holds for the same Authorization field (AuthorizedUntil) is
+// asked once for a keep-alive connection's requests that carry the same
+// field, and again for another field, after its answer expires, and for
+// every request when it says nothing; the grants and principal given
+// again are the ones it gave.
+func TestAuthorize_answerKeptForTheSameField(t *testing.T) {
+	var asked sync.Map // field → times asked
+	count := func(field string) int {
+		n, _ := asked.Load(field)
+		v, _ := n.(int)
+		return v
+	}
+	var mu sync.Mutex
+	authorizer := func(m *handler.Meta) (handler.Grants, error) {
+		field := m.Header("Authorization")
+		mu.Lock()
+		asked.Store(field, count(field)+1)
+		mu.Unlock()
+		switch field {
+		case "Bearer forever":
+			m.Principal, m.AuthorizedUntil = "p-forever", math.MaxInt64
+			return handler.Grants{"admin"}, nil
+		case "Bearer brief":
+			m.Principal, m.AuthorizedUntil = "p-brief", clock.Now()+int64(40*time.Millisecond)
+			return handler.Grants{"admin"}, nil
+		case "Bearer ask":
+			m.Principal = "p-ask"
+			return handler.Grants{"admin"}, nil
+		}
+		m.AuthorizedUntil = math.MaxInt64 // even so, a refusal is not kept
+		return nil, handler.ErrUnauthenticated
+	}
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	handler.RegisterNoParams(tab, "principal", func(ctx context.Context) (string, error) {
+		return handler.MetaFrom(ctx).Principal + " " + strings.Join(handler.GrantsFrom(ctx), ","), nil
+	}, handler.Inline(), handler.Require("admin"))
+	handler.RegisterNoParams(tab, "principal_slow", func(ctx context.Context) (string, error) {
+		return handler.MetaFrom(ctx).Principal, nil
+	}, handler.Require("admin"))
+	_, tcp, _ := startEngine(t, tab, engine.WithAuthorize(authorizer))
+	c, err := net.Dial("tcp", tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	send := func(field, method string) (int, string) {
+		t.Helper()
+		call := `{"jsonrpc":"2.0","method":"` + method + `","id":1}`
+		if _, err := io.WriteString(c, post(call, "Authorization: "+field+"\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		r, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		return r.StatusCode, string(b)
+	}
+	want := func(field, method, reply string) {
+		t.Helper()
+		if code, got := send(field, method); code != 200 || got != `{"jsonrpc":"2.0","result":"`+reply+`","id":1}` {
+			t.Fatalf("%s: %d %s, want %s", field, code, got, reply)
+		}
+	}
+	for range 5 {
+		want("Bearer forever", "principal", "p-forever admin")
+	}
+	want("Bearer forever", "principal_slow", "p-forever")
+	if n := count("Bearer forever"); n != 1 {
+		t.Errorf("asked %d times about 6 requests with the same field, want 1", n)
+	}
+	want("Bearer ask", "principal", "p-ask admin")
+	want("Bearer ask", "principal", "p-ask admin")
+	if n := count("Bearer ask"); n != 2 {
+		t.Errorf("an answer that says nothing: asked %d times for 2 requests, want 2", n)
+	}
+	want("Bearer forever", "principal", "p-forever admin") // another field came between: asked again
+	if n := count("Bearer forever"); n != 2 {
+		t.Errorf("after another field: asked %d times, want 2", n)
+	}
+	want("Bearer brief", "principal", "p-brief admin")
+	want("Bearer brief", "principal", "p-brief admin")
+	if n := count("Bearer brief"); n != 1 {
+		t.Errorf("a brief answer within its time: asked %d times, want 1", n)
+	}
+	time.Sleep(80 * time.Millisecond) // past it, and past a tick of the engine's clock
+	want("Bearer brief", "principal", "p-brief admin")
+	if n := count("Bearer brief"); n != 2 {
+		t.Errorf("a brief answer past its time: asked %d times, want 2", n)
+	}
+	// A refusal with a body closes the connection: the cache goes with it.
+	if code, _ := send("Bearer wrong", "principal"); code != 401 {
+		t.Fatalf("a wrong token: %d", code)
+	}
+}
+
+// TestCORS_originsChangingOnOneConnection: the answer to an Origin is
+// kept for the connection's next requests with the same Origin; one
+// connection whose requests carry other Origins — allowed, refused, in
+// another case, none — gets each its own answer.
+func TestCORS_originsChangingOnOneConnection(t *testing.T) {
+	_, tcp, _ := startEngine(t, accessTable(), engine.WithCORS("https://app.example", "https://b.example"))
+	origins := []string{"https://app.example", "https://app.example", "https://evil.example", "https://b.example", "", "https://B.example", "https://evil.example", "https://app.example"}
+	want := []string{"https://app.example", "https://app.example", "", "https://b.example", "", "https://b.example", "", "https://app.example"}
+	var req strings.Builder
+	for i, o := range origins {
+		field := ""
+		if o != "" {
+			field = "Origin: " + o + "\r\n"
+		}
+		method := "whoami"
+		if i%3 == 1 {
+			method = "whoami_slow"
+		}
+		req.WriteString(post(`{"jsonrpc":"2.0","method":"`+method+`","id":1}`, field))
+	}
+	for i, r := range rawHTTP(t, tcp, req.String(), len(origins)) {
+		if got := r.Header.Get("Access-Control-Allow-Origin"); got != want[i] || r.StatusCode != 200 {
+			t.Errorf("request %d (Origin %q): %d, Access-Control-Allow-Origin %q, want %q", i, origins[i], r.StatusCode, got, want[i])
+		}
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine/gnetlog"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/pool"
+	"github.com/jetrpc/jetrpc/pool/clock"
 	"github.com/panjf2000/gnet/v2"
 )
 
@@ -54,7 +55,7 @@ type Engine struct {
 	draining atomic.Bool  // Stop has begun
 	unready  atomic.Bool  // Drain was called: the health check answers 503
 	notice   []byte       // the close notice (Options.CloseNotice), nil without one; immutable
-	now      atomic.Int64 // coarse clock (unix nanos), set by the ticker
+	now      atomic.Int64 // coarse clock (a reading of package clock), set by the ticker
 	maxConns int          // MaxConns, lowered to what the file descriptor limit allows
 	budget   budget       // MaxOutputBudget: the bytes held for all connections (budget.go)
 	stats    engineStats  // the counters of Stats (stats.go)
@@ -97,7 +98,7 @@ func New(t *handler.Table, opts ...Option) *Engine {
 		b := append([]byte(`{"jsonrpc":"2.0","method":`), handler.AppendString(nil, e.opts.CloseNotice)...)
 		e.notice = append(b, `,"params":{"reason":"server stopping"}}`...)
 	}
-	e.now.Store(time.Now().UnixNano())
+	e.now.Store(clock.Now())
 	return e
 }
 
@@ -324,7 +325,7 @@ func (e *Engine) ticker() {
 		case <-e.tickDone:
 			return
 		case now := <-fast.C:
-			ns := now.UnixNano()
+			ns := clock.Now()
 			e.now.Store(ns)
 			tick++
 			sweep := now.Sub(lastSweep) >= time.Second

@@ -34,11 +34,13 @@ type httpCodec struct {
 	want    int          // the size of a Content-Length body still arriving
 	held    []heldReply  // replies held for order, oldest first, from held[first]
 	first   int
-	upgrade bool   // a WebSocket upgrade waits for the replies held before it
-	head    []byte // req's head: a view of the input during serve, or headBuf while its body arrives
-	headBuf []byte // a copy of the head of a request whose body arrives in later reads
-	origin  string // the Access-Control-Allow-Origin value of req's replies, or ""
-	hostOK  []byte // the last Host allowed (Options.Hosts), a copy; empty when none yet
+	upgrade bool      // a WebSocket upgrade waits for the replies held before it
+	head    []byte    // req's head: a view of the input during serve, or headBuf while its body arrives
+	headBuf []byte    // a copy of the head of a request whose body arrives in later reads
+	origin  string    // the Access-Control-Allow-Origin value of req's replies, or ""
+	hostOK  []byte    // the last Host allowed (Options.Hosts), a copy; empty when none yet
+	auth    authCache // the Authorizer's last answer that holds for the same Authorization (access.go)
+	cors    corsCache // the last Origin's CORS answer (access.go)
 }
 
 // heldReply is a place in the order of an HTTP connection's replies: a
@@ -83,7 +85,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			h.head = in[off : off+r.HeadLen]
 			h.origin = ""
 			if len(r.Origin) > 0 && e.opts.CORS.Enabled() {
-				h.origin = corsOrigin(c, r.Origin)
+				h.origin = h.corsOrigin(c, r.Origin)
 			}
 			if isWSUpgrade(c, r) {
 				if h.upgrade = h.pending(); h.upgrade {
@@ -106,7 +108,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target, h.req.Auth)
 			if e.opts.Authorize == nil {
 				c.call.Meta.Grants = nil
-			} else if status := c.authorize(); status != 0 {
+			} else if status := h.authorizeHTTP(c, h.req.Auth); status != 0 {
 				out = h.refuseCaller(c, out, status)
 				continue
 			}
@@ -198,7 +200,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		}
 		out = h.page(c, out, page, keep)
 	case e.opts.CORS.Enabled() && isPreflight(r, h.head):
-		out = appendPreflight(c, out, r, keep)
+		out = h.appendPreflight(c, out, r, keep)
 	default:
 		allow := "POST"
 		if get := []byte("GET"); handler.IsHealthCheck(get, r.Target, e.opts.HealthPath) || e.pageFor(get, r.Target) != nil {
@@ -407,6 +409,6 @@ func (h *httpCodec) release() {
 	if cap(headBuf) > maxHeadBuf {
 		headBuf = nil
 	}
-	*h = httpCodec{held: held, chunks: h.chunks, headBuf: headBuf, hostOK: h.hostOK[:0]}
+	*h = httpCodec{held: held, chunks: h.chunks, headBuf: headBuf, hostOK: h.hostOK[:0], auth: authCache{field: h.auth.field[:0]}, cors: corsCache{origin: h.cors.origin[:0]}}
 	httpCodecs.Put(h)
 }

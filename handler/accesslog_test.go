@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -420,5 +421,46 @@ func TestAccessLog_offWhenNothingToLog(t *testing.T) {
 	}
 	if recs := h.take(); len(recs) != 0 {
 		t.Errorf("logged %v", recs)
+	}
+}
+
+// TestAccessLog_sampleShare: with Sample p, about p of the messages are
+// logged — the count of a binomial draw, within 5 standard deviations,
+// over inline and blocking calls, from Dispatch and from a transport's
+// Pending — and the gaps between records are not fixed (sampling, not
+// every n-th message).
+func TestAccessLog_sampleShare(t *testing.T) {
+	const n = 20000
+	for _, p := range []float64{0.01, 0.1, 0.5} {
+		tab, h := alTable(false, AccessLog{Sample: p})
+		var later Pending
+		for i := range n {
+			msg := []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`)
+			if i%4 == 3 {
+				msg = []byte(`{"jsonrpc":"2.0","method":"work","params":[2],"id":1}`)
+			}
+			if i%2 == 0 {
+				tab.Dispatch(context.Background(), nil, msg)
+				continue
+			}
+			if _, oc := tab.DispatchInline(context.Background(), nil, msg, &later); oc == Deferred {
+				d := later.Take()
+				d.Run(context.Background(), nil)
+			}
+			later.Flush()
+		}
+		got := float64(len(h.take()))
+		mean, sd := n*p, math.Sqrt(n*p*(1-p))
+		if math.Abs(got-mean) > 5*sd {
+			t.Errorf("Sample %v: %v of %d messages logged, want %v ± %.0f", p, got, n, mean, 5*sd)
+		}
+	}
+	// The gaps: a state's record comes after a random number of messages.
+	gaps := map[int64]bool{}
+	for range 200 {
+		gaps[logSkip(0.1)] = true
+	}
+	if len(gaps) < 10 {
+		t.Errorf("200 gaps drawn for Sample 0.1 take %d values: %v", len(gaps), gaps)
 	}
 }

@@ -61,10 +61,11 @@ type state struct {
 	dl        deadlineCtx // the context of a call with a deadline
 	abandoned bool        // a timed-out segment's worker still uses the state: never pooled again
 
-	stripe uint32         // the stripe of the counters it adds to (metrics.go)
-	t0     int64          // when the message (or a single request) began, on nanotime's clock, when observed
-	cur    *methodMetrics // the counters of the single request run now, when observed
-	errs   int            // the batch elements answered with an error, when observed
+	stripe  uint32         // the stripe of the counters it adds to (metrics.go)
+	logSkip int64          // messages the access log passes over before its next sampled record (AccessLog.wants); -1: not drawn yet
+	t0      int64          // when the message (or a single request) began, on nanotime's clock, when observed
+	cur     *methodMetrics // the counters of the single request run now, when observed
+	errs    int            // the batch elements answered with an error, when observed
 }
 
 // waitState is how the caller of a parallel batch waits for its
@@ -97,6 +98,7 @@ const maxPooledElems = 256
 var states = sync.Pool{New: func() any {
 	st := new(state)
 	st.stripe = stripeSeq.Add(1) & uint32(stripes-1)
+	st.logSkip = -1
 	st.dec.SetOptions(decoder.OptionCaseSensitive | decoder.OptionCopyString | decoder.OptionNoValidateJSON)
 	return st
 }}
@@ -238,8 +240,25 @@ type Pending struct {
 	st    *state // the parse, its spans rebased onto st.kept, a copy of the message
 	spare *state // scratch memory for the next DispatchInline given this Pending
 	clock int64  // when the last message given this Pending ended (nanotime), when observed; 0 after Flush
+	read  int64  // a reading of the clock for the burst (now), once its owner ends its bursts; 0 after Flush
 	tally tally  // the successes of the burst, not yet in their method's counters (metrics.go)
 	burst bool   // Flush was called: its owner ends its bursts, so calls are tallied and the clock chained
+}
+
+// now returns the time of the burst of input that is given to
+// DispatchInline with p: when the last message of the burst ended, when
+// that is known (observed), else a reading of the clock taken once per
+// burst — or once per call until the owner ends its bursts (Flush).
+func (p *Pending) now() int64 {
+	switch {
+	case p.clock != 0:
+		return p.clock
+	case !p.burst:
+		return clock.Now()
+	case p.read == 0:
+		p.read = clock.Now()
+	}
+	return p.read
 }
 
 // Flush ends a burst of input given to DispatchInline with this Pending
@@ -252,7 +271,7 @@ type Pending struct {
 // does neither: each call goes to the counters at once, its clock read
 // twice.
 func (p *Pending) Flush() {
-	p.clock, p.burst = 0, true
+	p.clock, p.read, p.burst = 0, 0, true
 	if p.tally.mm != nil {
 		p.tally.flush()
 	}
@@ -495,7 +514,10 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 			dst, ok = t.single(ctx, st, dst, inlineOnly)
 			break
 		}
-		st.t0 = begin(later)
+		st.t0 = 0 // read by single when the request runs here (begin), not when it is deferred
+		if later != nil {
+			st.t0 = later.clock
+		}
 		dst, ok = t.single(ctx, st, dst, inlineOnly)
 		if ok {
 			if later != nil && later.burst {
@@ -523,11 +545,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 			if m.Kind == parser.KindSingle && st.single.timeout > 0 {
 				// A blocking call with a timeout: its deadline counts from
 				// when it came, for its caller to watch (Deadline).
-				start := st.t0
-				if t.obs == nil {
-					start = clock.Now()
-				}
-				st.deadline = start + int64(st.single.timeout)
+				st.deadline = later.now() + int64(st.single.timeout)
 			}
 			return dst, oc
 		}
@@ -553,6 +571,9 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 			return dst, false // its start is counted if the caller keeps it (Pending)
 		}
 		if t.obs != nil {
+			if st.t0 == 0 {
+				st.t0 = nanotime()
+			}
 			t.obs.start(st, r, m)
 		}
 		var out []byte
@@ -570,6 +591,9 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 		return out, true
 	}
 	if t.obs != nil {
+		if st.t0 == 0 {
+			st.t0 = nanotime()
+		}
 		t.obs.start(st, r, nil)
 	}
 	return t.runSingle(ctx, st, dst, r, m), true

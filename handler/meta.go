@@ -80,6 +80,17 @@ type Meta struct {
 	// none. The rate limits count calls by it (RateLimit). It is a string
 	// of its own, not a view of the request (CopyTo does not move it).
 	Principal string
+	// AuthorizedUntil is set by an Authorizer whose answer — the grants
+	// it returns and Principal — depends on the request's Authorization
+	// field alone, to say until when that answer holds for the same
+	// field: a reading of package clock, or math.MaxInt64 for good. A
+	// transport may then give the connection's next requests that carry
+	// the same Authorization field the same answer without asking again
+	// (the engine does, on HTTP keep-alive connections). The transport
+	// sets it to 0, ask every time, before calling the Authorizer.
+	// handler/auth's Keys set it for good when the key came in the
+	// Authorization field; its JWT until the token's time window closes.
+	AuthorizedUntil int64
 	// Proxies, set by the transport when the connection comes from a
 	// proxy it trusts (engine.WithTrustedProxies,
 	// HTTPHandler.TrustedProxies), are the trusted proxies: ClientIP then
@@ -239,7 +250,7 @@ func (m *Meta) Header(name string) string {
 		}
 		return m.req.Header.Get(name)
 	}
-	if m.authKnown && len(name) == len("authorization") && equalFold(name, "authorization") {
+	if m.authKnown && len(name) == len("authorization") && (name == "Authorization" || equalFold(name, "authorization")) {
 		return m.auth // the bearer token's field, found by the transport's parser
 	}
 	f := http1.NewFields(m.head)

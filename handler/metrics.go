@@ -203,14 +203,33 @@ func (tm *tableMetrics) handled(mm *methodMetrics, s uint32, code Code, d int64)
 	}
 }
 
-// bucketOf returns the duration bucket of d ns.
+// bucketOf returns the duration bucket of d ns: from the first bucket
+// that can hold a number of d's bit length (bucketFrom), at most a
+// couple of bounds on, as bounds grow 2 to 2.5 times each.
 func bucketOf(d int64) int {
-	b := 0
+	if d <= 0 {
+		return 0
+	}
+	b := int(bucketFrom[bits.Len64(uint64(d))])
 	for b < len(durationBounds) && d > durationBounds[b] {
 		b++
 	}
 	return b
 }
+
+// bucketFrom is, by bit length L, the first bucket whose bound is at
+// least the least number of L bits.
+var bucketFrom = func() (t [64]uint8) {
+	for l := 1; l < len(t); l++ {
+		least := int64(1) << (l - 1)
+		b := 0
+		for b < len(durationBounds) && least > durationBounds[b] {
+			b++
+		}
+		t[l] = uint8(b)
+	}
+	return t
+}()
 
 // tally adds up the successful calls of one method in a burst of
 // messages given one Pending — an event loop's, used by one goroutine —

@@ -1246,3 +1246,28 @@ func TestMetrics_pendingNeverFlushedCountsAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestBucketOf_matchesTheBounds: bucketOf's table gives the bucket a
+// search of the bounds from the first gives, at every bound, next to it,
+// at every power of two and at the extremes.
+func TestBucketOf_matchesTheBounds(t *testing.T) {
+	linear := func(d int64) int {
+		b := 0
+		for b < len(durationBounds) && d > durationBounds[b] {
+			b++
+		}
+		return b
+	}
+	ds := []int64{-5, 0, 1, math.MaxInt64}
+	for _, b := range durationBounds {
+		ds = append(ds, b-1, b, b+1)
+	}
+	for l := range 63 {
+		ds = append(ds, 1<<l-1, 1<<l, 1<<l+1)
+	}
+	for _, d := range ds {
+		if got, want := bucketOf(d), linear(d); got != want {
+			t.Errorf("bucketOf(%d) = %d, want %d", d, got, want)
+		}
+	}
+}

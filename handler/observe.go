@@ -13,6 +13,7 @@ package handler
 import (
 	"context"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"time"
 	"unicode/utf8"
@@ -159,7 +160,7 @@ func (o *observer) endBurst(ctx context.Context, st *state, r *parser.Request, p
 		return now
 	}
 	p.tally.add(st.cur, st.stripe, d)
-	if o.log != nil && o.log.wants(d) {
+	if o.log != nil && o.log.wants(st, d) {
 		o.log.call(ctx, st, r, d)
 	}
 	return now
@@ -170,7 +171,7 @@ func (o *observer) done(ctx context.Context, st *state, r *parser.Request, d int
 	if tm := o.metrics; tm != nil && st.cur != nil {
 		tm.handled(st.cur, st.stripe, st.code, d)
 	}
-	if o.log != nil && o.log.wants(d) {
+	if o.log != nil && o.log.wants(st, d) {
 		o.log.call(ctx, st, r, d)
 	}
 }
@@ -185,7 +186,7 @@ func (o *observer) fault(ctx context.Context, st *state, code Code, n int) {
 			tm.refusals[refuseBatchLength].Add(1)
 		}
 	}
-	if o.log != nil && o.log.wants(0) {
+	if o.log != nil && o.log.wants(st, 0) {
 		st.code = code
 		o.log.call(ctx, st, nil, 0)
 	}
@@ -198,18 +199,48 @@ func (o *observer) endBatch(ctx context.Context, st *state, n int) {
 		tm.batch(st.stripe, n)
 	}
 	if o.log != nil {
-		if d := nanotime() - st.t0; o.log.wants(d) {
+		if d := nanotime() - st.t0; o.log.wants(st, d) {
 			o.log.batch(ctx, st, n, d)
 		}
 	}
 }
 
-// wants reports whether a message of d ns is logged: slow, or sampled.
-func (a *AccessLog) wants(d int64) bool {
+// wants reports whether a message of d ns, observed with st, is logged:
+// slow, or sampled. Sampling counts down: each dispatch state logs a
+// message, then skips a number of messages drawn from the geometric
+// distribution of the gaps between Sample's successes (logSkip) — the
+// same chance for every message as a draw per message, with one draw per
+// record instead.
+func (a *AccessLog) wants(st *state, d int64) bool {
 	if a.Slow > 0 && d > int64(a.Slow) {
 		return true
 	}
-	return a.Sample >= 1 || a.Sample > 0 && rand.Float64() < a.Sample
+	switch {
+	case a.Sample >= 1:
+		return true
+	case a.Sample <= 0:
+		return false
+	case st.logSkip < 0: // a state new from its pool: the gap before its first record
+		st.logSkip = logSkip(a.Sample)
+	}
+	if st.logSkip > 0 {
+		st.logSkip--
+		return false
+	}
+	st.logSkip = logSkip(a.Sample) // the gap after this one
+	return true
+}
+
+// logSkip draws the number of messages to pass over before the next
+// one logged, for a sampling share p in (0, 1): a geometric variable,
+// the failures before the first success of trials with chance p.
+func logSkip(p float64) int64 {
+	u := 1 - rand.Float64() // (0, 1]
+	n := math.Floor(math.Log(u) / math.Log1p(-p))
+	if n >= math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int64(n)
 }
 
 // level is the record's level: Warn for a slow message.
@@ -262,7 +293,7 @@ func (a *AccessLog) call(ctx context.Context, st *state, r *parser.Request, d in
 		attrs = append(attrs, slog.String("id", clip(r.ID)))
 	}
 	attrs = append(attrs, slog.Int("code", int(st.code)), slog.Duration("duration", time.Duration(d)))
-	a.Logger.LogAttrs(ctx, level, msg, callerAttrs(ctx, attrs)...)
+	a.emit(ctx, level, msg, callerAttrs(ctx, attrs))
 }
 
 // batch logs a batch of n elements.
@@ -274,7 +305,19 @@ func (a *AccessLog) batch(ctx context.Context, st *state, n int, d int64) {
 	}
 	attrs := make([]slog.Attr, 0, 6)
 	attrs = append(attrs, slog.Int("elements", n), slog.Int("errors", st.errs), slog.Duration("duration", time.Duration(d)))
-	a.Logger.LogAttrs(ctx, level, msg, callerAttrs(ctx, attrs)...)
+	a.emit(ctx, level, msg, callerAttrs(ctx, attrs))
+}
+
+// emit sends a record to the logger. The record has no caller's PC
+// (slog's AddSource shows none): finding it (runtime.Callers) costs more
+// than the rest of the record, and the caller is always this file.
+func (a *AccessLog) emit(ctx context.Context, level slog.Level, msg string, attrs []slog.Attr) {
+	if !a.Logger.Enabled(ctx, level) {
+		return
+	}
+	r := slog.NewRecord(time.Now(), level, msg, 0)
+	r.AddAttrs(attrs...)
+	_ = a.Logger.Handler().Handle(ctx, r)
 }
 
 // callerAttrs appends the transport and remote address of ctx's call.

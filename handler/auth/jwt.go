@@ -11,6 +11,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/pool/clock"
 )
 
 // JWTMaxSkew is how far a JWT's iat (issued-at) claim may be from the
@@ -101,7 +102,11 @@ func NewJWT(secret []byte, grants handler.Grants) *JWT {
 // issued-at", "token is expired", or the JWT library's for a malformed
 // token or a bad signature or algorithm), and leaves m alone. A stream
 // connection, which has no request head, is always refused. The method
-// value j.Authorize is a handler.Authorizer.
+// value j.Authorize is a handler.Authorizer. An accepted token holds
+// until its iat window closes or it expires, whichever comes first
+// (handler.Meta.AuthorizedUntil): the engine gives the same answer to a
+// connection's next requests with the same header until then, without
+// verifying the token again.
 //
 // It allocates (the token's JSON is decoded) and does not block. Safe
 // from any goroutine.
@@ -132,6 +137,12 @@ func (j *JWT) Authorize(m *handler.Meta) (handler.Grants, error) {
 	if m.Principal == "" {
 		m.Principal = JWTPrincipal
 	}
+	// The same token holds until its iat window closes, or it expires.
+	until := claims.IssuedAt.Add(JWTMaxSkew)
+	if claims.ExpiresAt != nil && claims.ExpiresAt.Before(until) {
+		until = claims.ExpiresAt.Time
+	}
+	m.AuthorizedUntil = clock.Now() + int64(until.Sub(now))
 	return j.grants, nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
+	"github.com/jetrpc/jetrpc/pool/clock"
 )
 
 var (
@@ -246,4 +247,35 @@ func FuzzParseJWTSecret(f *testing.F) {
 			t.Fatalf("secret of %d bytes", len(s))
 		}
 	})
+}
+
+// TestJWT_Authorize_answerHolds: an accepted token holds for the same
+// header (AuthorizedUntil) until its iat window closes, or until it
+// expires when that comes first; a refusal says nothing.
+func TestJWT_Authorize_answerHolds(t *testing.T) {
+	j := newTestJWT() // its clock: jwtNow
+	for _, c := range []struct {
+		at     string
+		token  string
+		remain time.Duration // how long it holds from now; 0: it says nothing
+	}{
+		{at: here(), token: sign(t, jwt.SigningMethodHS256, jwt.MapClaims{"iat": jwtNow.Unix()}, jwtSecret), remain: auth.JWTMaxSkew},
+		{at: here(), token: sign(t, jwt.SigningMethodHS256, jwt.MapClaims{"iat": jwtNow.Add(-50 * time.Second).Unix()}, jwtSecret), remain: 10 * time.Second},
+		{at: here(), token: sign(t, jwt.SigningMethodHS256, jwt.MapClaims{"iat": jwtNow.Unix(), "exp": jwtNow.Add(5 * time.Second).Unix()}, jwtSecret), remain: 5 * time.Second},
+		{at: here(), token: sign(t, jwt.SigningMethodHS256, jwt.MapClaims{"iat": jwtNow.Add(-2 * time.Minute).Unix()}, jwtSecret)},
+	} {
+		m := bearerMeta(c.token)
+		before := clock.Now()
+		_, err := j.Authorize(m)
+		after := clock.Now()
+		if c.remain == 0 {
+			if err == nil || m.AuthorizedUntil != 0 {
+				t.Errorf("%s: %v, AuthorizedUntil %d; want a refusal saying nothing", c.at, err, m.AuthorizedUntil)
+			}
+			continue
+		}
+		if err != nil || m.AuthorizedUntil < before+int64(c.remain) || m.AuthorizedUntil > after+int64(c.remain) {
+			t.Errorf("%s: %v, AuthorizedUntil now+%v; want now+%v", c.at, err, time.Duration(m.AuthorizedUntil-before), c.remain)
+		}
+	}
 }

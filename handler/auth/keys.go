@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -99,13 +100,20 @@ func (k *Keys) Len() int { return k.n }
 // wrapping handler.ErrUnauthenticated, and leaves m alone, when the
 // request presents no key or one that is not in k. A stream connection,
 // which has no request head, is always refused. The method value
-// k.Authorize is a handler.Authorizer.
+// k.Authorize is a handler.Authorizer. A key found in the Authorization
+// header holds for good (handler.Meta.AuthorizedUntil): the engine gives
+// the same answer to the connection's next requests with the same
+// header without asking again.
 //
 // It does not allocate when the key is in the Authorization header, so
 // that it may run for every request on the engine's event loop. Safe
 // from any goroutine.
 func (k *Keys) Authorize(m *handler.Meta) (handler.Grants, error) {
-	t := Token(m)
+	t := headerToken(m)
+	inHeader := t != ""
+	if !inHeader {
+		t = Token(m)
+	}
 	if t == "" {
 		return nil, errNoToken
 	}
@@ -114,6 +122,9 @@ func (k *Keys) Authorize(m *handler.Meta) (handler.Grants, error) {
 	for _, e := range k.byHash[maphash.String(k.seed, t)] {
 		if constantTimeEqual(t, e.key) {
 			m.Principal = e.name
+			if inHeader {
+				m.AuthorizedUntil = math.MaxInt64 // the same field, the same key: for good
+			}
 			return e.grants, nil
 		}
 	}

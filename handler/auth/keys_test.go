@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,4 +195,28 @@ func FuzzParseKeys(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestKeys_Authorize_answerHolds: a key from the Authorization header
+// holds for good for the same header (AuthorizedUntil), so the engine
+// keeps the answer; one from a subprotocol or the query does not, as the
+// same header may come with another token there; a refusal says nothing.
+func TestKeys_Authorize_answerHolds(t *testing.T) {
+	k := auth.NewKeys(map[string]handler.Grants{keyAdmin: {"admin"}})
+	for _, c := range []struct {
+		at    string
+		m     *handler.Meta
+		until int64
+	}{
+		{at: here(), m: httpMeta("/", "Authorization: Bearer "+keyAdmin), until: math.MaxInt64},
+		{at: here(), m: httpMeta("/", "Sec-WebSocket-Protocol: jsonrpc, bearer."+keyAdmin)},
+		{at: here(), m: httpMeta("/?access_token=" + keyAdmin)},
+		{at: here(), m: httpMeta("/?access_token="+keyAdmin, "Authorization: Basic x")},
+		{at: here(), m: httpMeta("/", "Authorization: Bearer wrong")},
+	} {
+		_, _ = k.Authorize(c.m)
+		if c.m.AuthorizedUntil != c.until {
+			t.Errorf("%s: AuthorizedUntil = %d, want %d", c.at, c.m.AuthorizedUntil, c.until)
+		}
+	}
 }
