@@ -118,7 +118,14 @@ func (j *job) release() {
 	if cap(head) > maxHeadBuf {
 		head = nil
 	}
-	*j = job{out: out, head: head, late: j.late[:0]}
+	// Field by field: a job is large and released for every message run
+	// on a worker, and two of its parts need no clearing — its Pending,
+	// which Run and Busy empty, and its CallContext, which the next HTTP
+	// job overwrites whole (CopyTo) and other jobs do not use.
+	// TestJob_releaseClearsEveryField checks that no field is missed.
+	j.c, j.out, j.head, j.late = nil, out, head, j.late[:0]
+	j.seq, j.tag, j.origin, j.page, j.next, j.ctx = 0, 0, "", nil, nil, nil
+	j.deadline, j.timeout, j.answered, j.lane, j.dprev, j.dnext = 0, 0, false, nil, nil, nil
 	jobs.Put(j)
 }
 

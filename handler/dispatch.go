@@ -62,7 +62,8 @@ type state struct {
 	abandoned bool        // a timed-out segment's worker still uses the state: never pooled again
 
 	stripe  uint32         // the stripe of the counters it adds to (metrics.go)
-	logSkip int64          // messages the access log passes over before its next sampled record (AccessLog.wants); -1: not drawn yet
+	logSkip int64          // messages the access log of logFor passes over before its next sampled record (accessLog.wants)
+	logFor  *accessLog     // the access log logSkip counts for (the table's that prepared it); nil: none
 	t0      int64          // when the message (or a single request) began, on nanotime's clock, when observed
 	cur     *methodMetrics // the counters of the single request run now, when observed
 	errs    int            // the batch elements answered with an error, when observed
@@ -98,7 +99,6 @@ const maxPooledElems = 256
 var states = sync.Pool{New: func() any {
 	st := new(state)
 	st.stripe = stripeSeq.Add(1) & uint32(stripes-1)
-	st.logSkip = -1
 	st.dec.SetOptions(decoder.OptionCaseSensitive | decoder.OptionCopyString | decoder.OptionNoValidateJSON)
 	return st
 }}
@@ -109,10 +109,14 @@ func getState(t *Table) *state {
 	return st
 }
 
-// prepare sets the parser options of t.
+// prepare sets the parser options of t, and restarts the access log's
+// countdown when the state was used by another table.
 func (st *state) prepare(t *Table) {
 	st.p.MaxDepth = t.opts.MaxDepth
 	st.p.RejectV1 = t.opts.RejectV1
+	if st.logFor != t.log {
+		st.logFor, st.logSkip = t.log, -1
+	}
 }
 
 // putState drops every reference into the message and returns st —

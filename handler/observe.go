@@ -51,7 +51,13 @@ func WithMetrics(on bool) Option { return func(o *Options) { o.Metrics = on } }
 // when something is observed.
 type observer struct {
 	metrics *tableMetrics // nil without Options.Metrics
-	log     *AccessLog    // nil without an access log
+	log     *accessLog    // nil without an access log
+}
+
+// accessLog is a table's AccessLog with what its checks need ready.
+type accessLog struct {
+	AccessLog
+	slow int64 // Slow in ns, or math.MaxInt64 for none
 }
 
 // newObserver returns the observer of opts, or nil when nothing is
@@ -62,8 +68,10 @@ func newObserver(opts *Options) *observer {
 		o.metrics = newTableMetrics()
 	}
 	if opts.AccessLog.on() {
-		a := opts.AccessLog
-		o.log = &a
+		o.log = &accessLog{AccessLog: opts.AccessLog, slow: math.MaxInt64}
+		if opts.AccessLog.Slow > 0 {
+			o.log.slow = int64(opts.AccessLog.Slow)
+		}
 	}
 	if o.metrics == nil && o.log == nil {
 		return nil
@@ -206,26 +214,37 @@ func (o *observer) endBatch(ctx context.Context, st *state, n int) {
 }
 
 // wants reports whether a message of d ns, observed with st, is logged:
-// slow, or sampled. Sampling counts down: each dispatch state logs a
-// message, then skips a number of messages drawn from the geometric
-// distribution of the gaps between Sample's successes (logSkip) — the
-// same chance for every message as a draw per message, with one draw per
-// record instead.
-func (a *AccessLog) wants(st *state, d int64) bool {
-	if a.Slow > 0 && d > int64(a.Slow) {
-		return true
+// slow, or sampled. Sampling counts down: a dispatch state logs a
+// message, then passes over a number of messages drawn from the
+// geometric distribution of the gaps between Sample's successes
+// (logSkip) — the same chance for every message as a draw per message,
+// with one draw per record instead. Kept inlinable: the usual message is
+// neither slow nor sampled.
+func (a *accessLog) wants(st *state, d int64) bool {
+	if st.logSkip <= 0 || d > a.slow {
+		return a.wantsSlow(st, d)
 	}
+	st.logSkip--
+	return false
+}
+
+// wantsSlow is wants past its usual case. st.logSkip is -1 until the
+// state draws for the table (prepare sets it when the table changes).
+func (a *accessLog) wantsSlow(st *state, d int64) bool {
 	switch {
+	case d > a.slow:
+		return true // the countdown is not spent on a slow message
 	case a.Sample >= 1:
 		return true
 	case a.Sample <= 0:
+		st.logSkip = math.MaxInt64
 		return false
-	case st.logSkip < 0: // a state new from its pool: the gap before its first record
-		st.logSkip = logSkip(a.Sample)
-	}
-	if st.logSkip > 0 {
-		st.logSkip--
-		return false
+	case st.logSkip < 0:
+		st.logSkip = logSkip(a.Sample) // the gap before the state's first record
+		if st.logSkip > 0 {
+			st.logSkip--
+			return false
+		}
 	}
 	st.logSkip = logSkip(a.Sample) // the gap after this one
 	return true
@@ -244,7 +263,7 @@ func logSkip(p float64) int64 {
 }
 
 // level is the record's level: Warn for a slow message.
-func (a *AccessLog) level(d int64) (slog.Level, bool) {
+func (a *accessLog) level(d int64) (slog.Level, bool) {
 	if a.Slow > 0 && d > int64(a.Slow) {
 		return slog.LevelWarn, true
 	}
@@ -269,7 +288,7 @@ func clip[T ~string | ~[]byte](s T) string {
 }
 
 // call logs a single request r (nil for a fault of the whole message).
-func (a *AccessLog) call(ctx context.Context, st *state, r *parser.Request, d int64) {
+func (a *accessLog) call(ctx context.Context, st *state, r *parser.Request, d int64) {
 	level, slow := a.level(d)
 	msg := "jetrpc: call"
 	if slow {
@@ -297,7 +316,7 @@ func (a *AccessLog) call(ctx context.Context, st *state, r *parser.Request, d in
 }
 
 // batch logs a batch of n elements.
-func (a *AccessLog) batch(ctx context.Context, st *state, n int, d int64) {
+func (a *accessLog) batch(ctx context.Context, st *state, n int, d int64) {
 	level, slow := a.level(d)
 	msg := "jetrpc: batch"
 	if slow {
@@ -311,7 +330,7 @@ func (a *AccessLog) batch(ctx context.Context, st *state, n int, d int64) {
 // emit sends a record to the logger. The record has no caller's PC
 // (slog's AddSource shows none): finding it (runtime.Callers) costs more
 // than the rest of the record, and the caller is always this file.
-func (a *AccessLog) emit(ctx context.Context, level slog.Level, msg string, attrs []slog.Attr) {
+func (a *accessLog) emit(ctx context.Context, level slog.Level, msg string, attrs []slog.Attr) {
 	if !a.Logger.Enabled(ctx, level) {
 		return
 	}

@@ -154,6 +154,7 @@ type Table struct {
 	timing  atomic.Bool               // an interceptor asked a Duration: calls are timed
 	limiter *limiter                  // the rate limits (Options.RateLimit); nil when none; immutable after NewTable
 	obs     *observer                 // metrics and the access log; nil when neither is on; immutable after NewTable
+	log     *accessLog                // obs's access log, or nil; immutable after NewTable
 }
 
 // NewTable returns an empty table.
@@ -191,6 +192,9 @@ func NewTable(opts ...Option) *Table {
 	limit(&t.opts.MaxSubscriptions, DefaultMaxSubscriptions)
 	t.limiter = newLimiter(t.opts.RateLimit)
 	t.obs = newObserver(&t.opts)
+	if t.obs != nil {
+		t.log = t.obs.log
+	}
 	return t
 }
 
