@@ -74,19 +74,24 @@ func (h *httpCodec) authorizeHTTP(c *conn, field []byte) int {
 	return 0
 }
 
-// sameBytes reports whether a and b, of the same length, are equal, in
-// time that depends on their length only (crypto/subtle's
-// ConstantTimeCompare, eight bytes at a time): no branch and no memory
-// access depends on their contents.
+// sameBytes reports whether a and b are equal, in time that depends on
+// their length only (crypto/subtle's ConstantTimeCompare, eight bytes at
+// a time): no branch and no memory access depends on their contents.
 func sameBytes(a, b []byte) bool {
-	b = b[:len(a)]
-	var d uint64
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		d |= binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:])
+	n := len(a)
+	if len(b) != n {
+		return false
 	}
-	for ; i < len(a); i++ {
-		d |= uint64(a[i] ^ b[i])
+	var d uint64
+	if n >= 8 {
+		for i := 0; i+8 <= n; i += 8 {
+			d |= binary.LittleEndian.Uint64(a[i:i+8]) ^ binary.LittleEndian.Uint64(b[i:i+8])
+		}
+		d |= binary.LittleEndian.Uint64(a[n-8:]) ^ binary.LittleEndian.Uint64(b[n-8:]) // the last word, overlapping
+	} else {
+		for i := range n {
+			d |= uint64(a[i] ^ b[i])
+		}
 	}
 	return subtle.ConstantTimeEq(int32(d>>32|d&0xffffffff), 0) == 1
 }
@@ -135,15 +140,20 @@ type corsCache struct {
 
 // corsOrigin returns the Access-Control-Allow-Origin value for a request
 // of h with the Origin origin, or "" when it gets none; the same Origin
-// as the last one costs a comparison.
+// as the last one costs a comparison. Kept inlinable.
 func (h *httpCodec) corsOrigin(c *conn, origin []byte) string {
+	if len(origin) > 0 && string(origin) == string(h.cors.origin) {
+		return h.cors.allow
+	}
+	return h.corsOriginSlow(c, origin)
+}
+
+// corsOriginSlow is corsOrigin for an Origin other than the last one.
+func (h *httpCodec) corsOriginSlow(c *conn, origin []byte) string {
 	if len(origin) == 0 || !c.e.opts.CORS.Enabled() {
 		return ""
 	}
 	k := &h.cors
-	if len(k.origin) > 0 && string(origin) == string(k.origin) {
-		return k.allow
-	}
 	v, _ := handler.AllowOrigin(&c.e.opts.CORS, origin)
 	if len(origin) <= maxHostOK {
 		k.origin, k.allow = append(k.origin[:0], origin...), v

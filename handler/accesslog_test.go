@@ -464,3 +464,43 @@ func TestAccessLog_sampleShare(t *testing.T) {
 		t.Errorf("200 gaps drawn for Sample 0.1 take %d values: %v", len(gaps), gaps)
 	}
 }
+
+// TestAccessLog_slowWithoutMetrics: without metrics the messages that
+// are not sampled are timed on the coarse clock: a call well past Slow
+// is still logged as slow, with its duration to within the clock's
+// steps; a fast one is not; a sampled one has its precise duration.
+func TestAccessLog_slowWithoutMetrics(t *testing.T) {
+	tab, h := alTable(false, AccessLog{Sample: 0, Slow: 30 * time.Millisecond})
+	Register(tab, "nap", func(_ context.Context, p [1]int) (int, error) {
+		time.Sleep(time.Duration(p[0]) * time.Millisecond)
+		return p[0], nil
+	}, Inline())
+	var later Pending
+	run := func(msg string) {
+		if _, oc := tab.DispatchInline(context.Background(), nil, []byte(msg), &later); oc != Replied {
+			t.Fatalf("%s: %v", msg, oc)
+		}
+		later.Flush()
+	}
+	for range 3 {
+		run(`{"jsonrpc":"2.0","method":"nap","params":[0],"id":1}`)
+	}
+	run(`{"jsonrpc":"2.0","method":"nap","params":[80],"id":2}`)
+	recs := h.take()
+	if len(recs) != 1 || recs[0].msg != "jetrpc: slow call" {
+		t.Fatalf("records %v, want the slow call alone", recs)
+	}
+	if d := recs[0].dur; d < 70*time.Millisecond || d > 10*time.Second {
+		t.Errorf("the slow call's duration %v, want about 80 ms", d)
+	}
+	// Sampled: precise. A state's first draw of Sample 1 logs at once.
+	tab, h = alTable(false, AccessLog{Sample: 1, Slow: time.Hour})
+	Register(tab, "nap", func(_ context.Context, p [1]int) (int, error) { return p[0], nil }, Inline())
+	later = Pending{}
+	if _, oc := tab.DispatchInline(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"nap","params":[0],"id":3}`), &later); oc != Replied {
+		t.Fatal(oc)
+	}
+	if recs := h.take(); len(recs) != 1 || recs[0].dur <= 0 || recs[0].dur >= 10*time.Millisecond {
+		t.Errorf("a sampled fast call: %v, want one record with its precise duration", recs)
+	}
+}

@@ -320,7 +320,7 @@ func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 		d.release()
 	}()
 	if t.obs != nil {
-		st.t0 = nanotime() // the wait for a worker is not the call's
+		st.t0 = t.obs.now(st) // the wait for a worker is not the call's
 	}
 	if st.msg.Kind == parser.KindSingle {
 		dst = t.runSingle(ctx, st, dst, st.req, st.single)
@@ -387,7 +387,7 @@ func (d *Pending) RunHere(ctx context.Context, dst []byte) (out []byte) {
 	}()
 	r, m := st.req, st.single
 	if t.obs != nil {
-		st.t0 = nanotime() // the wait for a worker is not the call's
+		st.t0 = t.obs.now(st) // the wait for a worker is not the call's
 	}
 	before := len(dst)
 	if len(t.chain) == 0 {
@@ -428,7 +428,7 @@ func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
 		return appendBusy(dst, st.req)
 	}
 	if o != nil {
-		st.t0 = nanotime()
+		st.t0 = o.now(st)
 	}
 	open := len(dst)
 	dst = append(dst, '[')
@@ -519,7 +519,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 			break
 		}
 		st.t0 = 0 // read by single when the request runs here (begin), not when it is deferred
-		if later != nil {
+		if later != nil && t.obs.chained(st) {
 			st.t0 = later.clock
 		}
 		dst, ok = t.single(ctx, st, dst, inlineOnly)
@@ -532,7 +532,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 		}
 	case parser.KindBatch:
 		if t.obs != nil {
-			st.t0 = begin(later)
+			st.t0 = t.obs.begin(st, later)
 		}
 		dst, ok = t.batch(ctx, st, dst, m, inlineOnly)
 	}
@@ -576,7 +576,7 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 		}
 		if t.obs != nil {
 			if st.t0 == 0 {
-				st.t0 = nanotime()
+				st.t0 = t.obs.now(st)
 			}
 			t.obs.start(st, r, m)
 		}
@@ -596,7 +596,7 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 	}
 	if t.obs != nil {
 		if st.t0 == 0 {
-			st.t0 = nanotime()
+			st.t0 = t.obs.now(st)
 		}
 		t.obs.start(st, r, nil)
 	}
@@ -666,9 +666,9 @@ func (t *Table) replaceTooLarge(st *state, dst []byte, before int, r *parser.Req
 // remaining elements are answered CodeResponseTooLarge without running.
 func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []element, limit int) []byte {
 	start := len(dst)
-	obs := t.obs != nil
+	obs, timed := t.obs != nil, t.obs != nil && t.obs.metrics != nil // the access log alone needs no element's time
 	var clock int64
-	if obs {
+	if timed {
 		clock = nanotime()
 	}
 	for i := range elems {
@@ -685,9 +685,12 @@ func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []ele
 		} else {
 			dst = t.runElem(ctx, st, dst, e)
 		}
-		if obs {
+		if timed {
 			now := nanotime()
-			e.code, e.dur, clock = st.code, now-clock, now
+			e.dur, clock = now-clock, now
+		}
+		if obs {
+			e.code = st.code
 		}
 		if len(dst) == before {
 			dst = dst[:mark] // a notification: no reply, no comma

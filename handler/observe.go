@@ -34,7 +34,10 @@ type AccessLog struct {
 	// slow ones) to 1 (all).
 	Sample float64
 	// Slow: a message that took longer than this is logged at Warn
-	// ("jetrpc: slow call"), sampled or not; 0 means none.
+	// ("jetrpc: slow call"), sampled or not; 0 means none. Without
+	// Options.Metrics, the messages that are not sampled are timed on a
+	// coarse clock (10 ms steps, a load instead of a clock reading): a
+	// message within 10 ms of Slow may be taken for either side of it.
 	Slow time.Duration
 }
 
@@ -95,15 +98,38 @@ func (tm *tableMetrics) of(r *parser.Request, m *method) *methodMetrics {
 	return tm.unknown
 }
 
-// begin returns the start of a message's handling: now, or, for one of
-// a burst of messages given the same Pending, when the one before it
-// ended (see Pending.Flush) — one clock reading per message.
-func begin(later *Pending) int64 {
-	if later != nil && later.clock != 0 { // set only in bursts (Pending.Flush)
+// begin returns the start of the handling of a message observed with
+// st: now, or, for one of a burst of messages given the same Pending,
+// when the one before it ended (see Pending.Flush) — one clock reading
+// per message.
+func (o *observer) begin(st *state, later *Pending) int64 {
+	if later != nil && later.clock != 0 && o.chained(st) { // set only in bursts (Pending.Flush)
 		return later.clock
+	}
+	return o.now(st)
+}
+
+// now reads the clock for a message observed with st: the precise clock
+// when the message's duration is counted (metrics) or written (the next
+// record the access log samples), else the coarse clock of the rate
+// limits — a load, not a clock reading — whose 10 ms steps are fine
+// enough to tell the slow messages.
+func (o *observer) now(st *state) int64 {
+	if o.metrics == nil && st.logSkip > 0 {
+		return coarseMono()
 	}
 	return nanotime()
 }
+
+// coarseMono is coarseNow as a reading of package clock.
+func coarseMono() int64 { return coarseNow() + limitMono }
+
+// chained reports whether a message observed with st may start when
+// the message before it in its burst ended (Pending.clock): always with
+// metrics, whose readings are all precise; for the access log alone,
+// unless the message is the next sampled one, whose start is read
+// precisely, as the end before it may have been read coarsely.
+func (o *observer) chained(st *state) bool { return o.metrics != nil || st.logSkip > 0 }
 
 // start notes the start of the single request r, for m, in st: its
 // counters, and the start of a blocking method's call (an inline one's
@@ -153,7 +179,7 @@ func (o *observer) elem(st *state, e *element, code Code, d int64) {
 // endSingle notes the outcome of the single request r started with
 // start: st.code. It returns the time it ended.
 func (o *observer) endSingle(ctx context.Context, st *state, r *parser.Request) int64 {
-	now := nanotime()
+	now := o.now(st)
 	o.done(ctx, st, r, now-st.t0)
 	return now
 }
@@ -161,13 +187,15 @@ func (o *observer) endSingle(ctx context.Context, st *state, r *parser.Request) 
 // endBurst is endSingle for a message of a burst given one Pending,
 // whose successes p's tally adds up until the burst ends (Flush).
 func (o *observer) endBurst(ctx context.Context, st *state, r *parser.Request, p *Pending) int64 {
-	now := nanotime()
+	now := o.now(st)
 	d := now - st.t0
-	if st.code != 0 || o.metrics == nil || st.cur == nil {
-		o.done(ctx, st, r, d)
-		return now
+	if tm := o.metrics; tm != nil && st.cur != nil {
+		if st.code == 0 {
+			p.tally.add(st.cur, st.stripe, d)
+		} else {
+			tm.handled(st.cur, st.stripe, st.code, d)
+		}
 	}
-	p.tally.add(st.cur, st.stripe, d)
 	if o.log != nil && o.log.wants(st, d) {
 		o.log.call(ctx, st, r, d)
 	}
@@ -207,7 +235,7 @@ func (o *observer) endBatch(ctx context.Context, st *state, n int) {
 		tm.batch(st.stripe, n)
 	}
 	if o.log != nil {
-		if d := nanotime() - st.t0; o.log.wants(st, d) {
+		if d := o.now(st) - st.t0; o.log.wants(st, d) {
 			o.log.batch(ctx, st, n, d)
 		}
 	}
