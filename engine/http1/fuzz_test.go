@@ -114,6 +114,43 @@ func FuzzHTTPRequest(f *testing.F) {
 	})
 }
 
+// FuzzParseHead_reference compares ParseHead with the parser it
+// replaced (RefParseHead, kept in internal_test.go): the same status,
+// the same HeadScan and, when accepted, the same Request, given the
+// input in one piece or in two split anywhere, under a large head limit
+// and under one that may fall anywhere in the input.
+func FuzzParseHead_reference(f *testing.F) {
+	for i, s := range httpSeeds {
+		f.Add([]byte(s), uint16(i*7), uint16(len(s)-i))
+	}
+	for i, c := range headCases {
+		f.Add([]byte(c.in), uint16(i*5), uint16(len(c.in)/2))
+	}
+	for i, c := range parseHeadBenchmarks {
+		f.Add([]byte(c.in), uint16(i*11), uint16(len(c.in)-10))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, split, maxHead uint16) {
+		k := int(split) % (len(data) + 1)
+		for _, max := range []int{1 << 16, int(maxHead)} {
+			var r, want http1.Request
+			var s, wantS http1.HeadScan
+			for _, piece := range [][]byte{data[:k], data} {
+				st := http1.ParseHead(piece, &s, max, &r)
+				wantSt := http1.RefParseHead(piece, &wantS, max, &want)
+				if st != wantSt || s != wantS {
+					t.Fatalf("%q (%d bytes of it, maxHead %d): status %d, scan %+v; the reference: %d, %+v", data, len(piece), max, st, s, wantSt, wantS)
+				}
+				if st == http1.StatusOK && show(r) != show(want) {
+					t.Fatalf("%q (%d bytes of it, maxHead %d):\n%s\nthe reference:\n%s", data, len(piece), max, show(r), show(want))
+				}
+				if st != 0 {
+					break
+				}
+			}
+		}
+	})
+}
+
 // checkHeadSplit checks that data fed to ParseHead a byte at a time gets
 // the verdict it got in one piece (st, r), and the same Request when
 // accepted. (Which refusal a request with two faults gets may depend on

@@ -57,8 +57,8 @@ func show(r http1.Request) string {
 		}
 		return fmt.Sprintf("%q", b)
 	}
-	return fmt.Sprintf("{Method:%s Target:%s ContentType:%s Upgrade:%s WSKey:%s WSVersion:%s Origin:%s HeadLen:%d BodyLen:%d Minor:%d Chunked:%v KeepAlive:%v Expect100:%v ConnUpgrade:%v}",
-		q(r.Method), q(r.Target), q(r.ContentType), q(r.Upgrade), q(r.WSKey), q(r.WSVersion), q(r.Origin),
+	return fmt.Sprintf("{Method:%s Target:%s ContentType:%s Upgrade:%s WSKey:%s WSVersion:%s Origin:%s Host:%s Auth:%s HeadLen:%d BodyLen:%d Minor:%d Chunked:%v KeepAlive:%v Expect100:%v ConnUpgrade:%v}",
+		q(r.Method), q(r.Target), q(r.ContentType), q(r.Upgrade), q(r.WSKey), q(r.WSVersion), q(r.Origin), q(r.Host), q(r.Auth),
 		r.HeadLen, r.BodyLen, r.Minor, r.Chunked, r.KeepAlive, r.Expect100, r.ConnUpgrade)
 }
 
@@ -243,6 +243,145 @@ func TestParseHead_maxHead(t *testing.T) {
 		}
 		if st != c.want {
 			t.Errorf("max %d byte by byte: status %d, want %d", c.max, st, c.want)
+		}
+	}
+}
+
+// knownFieldNames are the field names ParseHead recognises without a
+// byte-by-byte scan, in lower case.
+var knownFieldNames = []string{"host", "content-type", "content-length", "connection", "transfer-encoding", "expect",
+	"upgrade", "sec-websocket-key", "sec-websocket-version", "origin", "authorization", "user-agent", "accept"}
+
+// sameAsReference fails t unless ParseHead gives in, in one piece, what
+// RefParseHead (the parser it replaced) gives.
+func sameAsReference(t *testing.T, in string) {
+	t.Helper()
+	var r, want http1.Request
+	var s, wantS http1.HeadScan
+	st := http1.ParseHead([]byte(in), &s, 8192, &r)
+	if wantSt := http1.RefParseHead([]byte(in), &wantS, 8192, &want); st != wantSt {
+		t.Fatalf("%q: status %d, the reference %d", in, st, wantSt)
+	}
+	if st == http1.StatusOK && show(r) != show(want) {
+		t.Fatalf("%q:\n%s\nthe reference:\n%s", in, show(r), show(want))
+	}
+}
+
+// TestParseHead_knownNames: every recognised field name is read in any
+// case, whether its line is long enough to be compared a word at a time
+// (a body follows) or not (the head ends the buffer), and a name that
+// differs from one in any byte (same length, same first letter) is
+// another field.
+func TestParseHead_knownNames(t *testing.T) {
+	values := map[string]string{"content-length": "5", "transfer-encoding": "chunked", "connection": "close", "expect": "100-continue"}
+	for _, name := range knownFieldNames {
+		v := values[name]
+		if v == "" {
+			v = "v"
+		}
+		for _, spelling := range []string{name, strings.ToUpper(name), oddCase(name), strings.ToUpper(name[:1]) + name[1:]} {
+			for _, body := range []string{"", "0123456789abcdefghijklmnopqrstuvwxyz"} {
+				in := "POST / HTTP/1.1\r\nHost: h\r\n" + spelling + ": " + v + "\r\n\r\n" + body
+				if name == "host" {
+					in = "POST / HTTP/1.1\r\n" + spelling + ": " + v + "\r\n\r\n" + body
+				}
+				sameAsReference(t, in)
+			}
+		}
+		// Every byte of the name, and its colon, replaced by every other.
+		for p := range len(name) + 1 {
+			for c := range 256 {
+				b := []byte(name + ":")
+				if b[p] == byte(c) {
+					continue
+				}
+				b[p] = byte(c)
+				for _, body := range []string{"", "0123456789abcdefghijklmnopqrstuvwxyz"} {
+					sameAsReference(t, "POST / HTTP/1.0\r\n"+string(b)+" "+v+"\r\n\r\n"+body)
+				}
+			}
+		}
+	}
+	if r := parseOK(t, "POST / HTTP/1.1\r\nHost: x\r\nC*B01&t-LABC0h: 9\r\n\r\n0123456789abcdefghijklmnopqrstuvwxyz"); r.BodyLen != -1 {
+		t.Errorf("C*B01&t-LABC0h read as Content-Length: %d", r.BodyLen)
+	}
+	if r := parseOK(t, "POST / HTTP/1.1\r\nhOsT: x\r\ncOnTeNt-LeNgTh: 9\r\nCONTENT-TYPE: a/b\r\n\r\n0123456789abcdefghijklmnopqrstuvwxyz"); r.BodyLen != 9 || string(r.ContentType) != "a/b" || string(r.Host) != "x" {
+		t.Errorf("odd cases: %s", show(r))
+	}
+}
+
+// oddCase returns s with every other letter in upper case ("cOnTeNt-LeNgTh").
+func oddCase(s string) string {
+	b := []byte(s)
+	for i := 1; i < len(b); i += 2 {
+		if b[i] >= 'a' && b[i] <= 'z' {
+			b[i] -= 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// parseOK parses in, which must be accepted.
+func parseOK(t *testing.T, in string) http1.Request {
+	t.Helper()
+	var r http1.Request
+	var s http1.HeadScan
+	if st := http1.ParseHead([]byte(in), &s, 8192, &r); st != http1.StatusOK {
+		t.Fatalf("%q: status %d", in, st)
+	}
+	return r
+}
+
+// TestParseHead_valueBytes: a field value and a request target are
+// checked a word at a time; every byte, at every offset of the words of
+// values of every length up to three words, is accepted or refused as
+// the reference does (controls but HTAB, and DEL, refused; obs-text
+// accepted), whether a body follows or not.
+func TestParseHead_valueBytes(t *testing.T) {
+	bytesToTry := []byte{0x00, 0x01, '\t', '\n', 0x0b, '\r', 0x1f, ' ', '!', ':', 0x7e, 0x7f, 0x80, 0xa0, 0xfe, 0xff}
+	for n := 1; n <= 24; n++ {
+		for p := range n {
+			for _, c := range bytesToTry {
+				v := []byte(strings.Repeat("a", n))
+				v[p] = c
+				for _, body := range []string{"", "0123456789abcdefghijklmnopqrstuvwxyz"} {
+					sameAsReference(t, "POST / HTTP/1.1\r\nHost: x\r\nX-Value: "+string(v)+"\r\n\r\n"+body)
+					sameAsReference(t, "POST / HTTP/1.1\r\nContent-Type: "+string(v)+"\r\nHost: x\r\n\r\n"+body)
+					sameAsReference(t, "POST /"+string(v)+" HTTP/1.1\r\nHost: x\r\n\r\n"+body)
+				}
+			}
+		}
+	}
+}
+
+// TestParseHead_splitEverywhere: every table case and benchmark head,
+// fed in two pieces split at every byte (the first piece parsed in one
+// pass and found short, then resumed), gives what it gives in one piece.
+func TestParseHead_splitEverywhere(t *testing.T) {
+	ins := []string{}
+	for _, c := range headCases {
+		ins = append(ins, c.in)
+	}
+	for _, c := range parseHeadBenchmarks {
+		ins = append(ins, c.in)
+	}
+	for _, in := range ins {
+		var want http1.Request
+		var s http1.HeadScan
+		wantSt := http1.ParseHead([]byte(in), &s, 8192, &want)
+		for k := range len(in) {
+			var r http1.Request
+			var s http1.HeadScan
+			st := http1.ParseHead([]byte(in[:k]), &s, 8192, &r)
+			if st == 0 {
+				st = http1.ParseHead([]byte(in), &s, 8192, &r)
+			}
+			if st != wantSt && (st == http1.StatusOK || wantSt == http1.StatusOK) {
+				t.Fatalf("%.60q split at %d: status %d, in one piece %d", in, k, st, wantSt)
+			}
+			if st == http1.StatusOK && show(r) != show(want) {
+				t.Fatalf("%.60q split at %d:\n%s\nin one piece:\n%s", in, k, show(r), show(want))
+			}
 		}
 	}
 }
