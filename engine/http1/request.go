@@ -1,13 +1,16 @@
 package http1
 
-// NOTE: the request framer (RFC 9112). ParseHead finds the end of the
-// head, resuming a partial head where it stopped (HeadScan) so that a
-// head arriving a byte at a time is scanned once; parseLines then checks
-// every line in one pass and records the few fields a JSON-RPC server
-// reads (framing, connection, content type, expectation, upgrade) as
-// spans of the buffer. Everything a request smuggler could exploit is
-// refused: Transfer-Encoding together with Content-Length, duplicate or
-// malformed lengths, obs-folded lines, whitespace before a colon, bare
+// NOTE: the request framer (RFC 9112). ParseHead parses a head that
+// arrived whole in one pass (parseLines), which stops at the blank line;
+// a head not whole yet is searched for its end line by line, resuming
+// where it stopped (HeadScan) so that a head arriving a byte at a time is
+// scanned once, and then parsed. parseLines checks every line and
+// records the few fields a JSON-RPC server reads (framing, connection,
+// content type, expectation, upgrade) as spans of the buffer; the known
+// field names are recognised, and the values and the target checked, a
+// word at a time (scan.go). Everything a request smuggler could exploit
+// is refused: Transfer-Encoding together with Content-Length, duplicate
+// or malformed lengths, obs-folded lines, whitespace before a colon, bare
 // LF, stray CR, control characters.
 
 import "bytes"
@@ -83,9 +86,14 @@ type HeadScan struct {
 // modified; copy them to keep them.
 func ParseHead(b []byte, s *HeadScan, maxHead int, r *Request) int {
 	if s.from == 0 && !s.started && len(b) > 0 && b[0] != '\r' && b[0] != '\n' {
-		// Fast path, the usual case: the whole head in one read. parseLines
-		// checks that every line ends with CRLF, so a bare LF before the
-		// blank line is refused as below.
+		// Fast path, the usual case: the whole head in one read, parsed in
+		// one pass that stops at its blank line and reads no further than
+		// maxHead bytes, so that a head it accepts is not too large.
+		// Anything else (a head not whole yet, too large, or refused) is
+		// decided below as if this pass had not run: the size first.
+		if parseLines(b[:min(len(b), max(maxHead, 0))], r) == StatusOK {
+			return StatusOK
+		}
 		if k := bytes.Index(b, crlf2); k >= 0 {
 			if k+4 > maxHead {
 				return StatusHeaderTooLarge
@@ -126,164 +134,223 @@ func ParseHead(b []byte, s *HeadScan, maxHead int, r *Request) int {
 
 var crlf2 = []byte("\r\n\r\n")
 
-// parseLines parses a complete head (b ends with the blank line).
+// parseLines parses the head at the start of b in one pass, up to and
+// including its blank line, and returns StatusOK (r.HeadLen is the
+// head's length), the error status, or 0 when b ends before the blank
+// line. Given a whole head (b ending with the head's blank line, the
+// first CRLF CRLF in b) it never returns 0; given a prefix of one, it
+// returns 0 or the status the whole head gets. Bytes after the blank
+// line are not read, except by word loads, which decide nothing.
 func parseLines(b []byte, r *Request) int {
-	*r = Request{HeadLen: len(b), BodyLen: -1}
+	*r = Request{}
+	r.BodyLen = -1
 	// RFC 9112 2.2: ignore empty lines before the request line.
 	i := 0
 	for i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n' {
 		i += 2
 	}
-	// Request line: method SP target SP version, then CRLF; a stray '\r'
-	// inside a line is a control character and refused below.
-	eol := i + bytes.IndexByte(b[i:], '\n') - 1
-	if eol < i || b[eol] != '\r' {
-		return StatusBadRequest // bare LF
-	}
-	line := b[i:eol]
-	sp := bytes.IndexByte(line, ' ')
-	if sp <= 0 || !IsToken(line[:sp]) {
-		return StatusBadRequest
-	}
-	r.Method = line[:sp]
-	rest := line[sp+1:]
-	sp = bytes.IndexByte(rest, ' ')
-	if sp <= 0 {
-		return StatusBadRequest
-	}
-	r.Target, rest = rest[:sp], rest[sp+1:]
-	for _, c := range r.Target {
-		if c <= ' ' || c == 0x7f {
-			return StatusBadRequest
+	// The request line: method SP target SP version CRLF. A control
+	// character (a stray CR or LF included) ends the method or the target
+	// where a space must stand, and is refused.
+	m := i
+	if len(b)-i >= 5 && string(b[i:i+5]) == "POST " {
+		i += 4
+	} else {
+		for i < len(b) && tchar[b[i]] {
+			i++
 		}
 	}
-	switch string(rest) {
-	case "HTTP/1.1":
+	if i == len(b) {
+		return 0
+	}
+	if i == m || b[i] != ' ' {
+		return StatusBadRequest
+	}
+	r.Method = b[m:i]
+	i++
+	t := i
+	i = scanTarget(b, i)
+	if i == len(b) {
+		return 0
+	}
+	if i == t || b[i] != ' ' {
+		return StatusBadRequest
+	}
+	r.Target = b[t:i]
+	i++
+	switch v := b[i:]; {
+	case len(v) >= 10 && string(v[:10]) == "HTTP/1.1\r\n":
 		r.Minor = 1
-	case "HTTP/1.0":
+	case len(v) >= 10 && string(v[:10]) == "HTTP/1.0\r\n":
 		r.Minor = 0
 	default:
-		if len(rest) == 8 && string(rest[:5]) == "HTTP/" && unhex[rest[5]] < 10 && rest[6] == '.' && unhex[rest[7]] < 10 {
-			return StatusVersionNotSupported
-		}
-		return StatusBadRequest
+		return badVersion(v)
 	}
+	i += 10
 	r.KeepAlive = r.Minor == 1
-	var sawClose, sawKeepAlive, sawTE, sawCL bool
+	var seen uint // the fields seen (seenCL, seenTE) and the connection options (seenClose, seenKeepAlive)
 	hosts := 0
-	i = eol + 2
-	for i < len(b) {
-		// One pass over the field line: a token, a colon, a value without
-		// control characters, CRLF. This refuses obs-fold, a space before
-		// the colon and a stray CR (b ends with the blank line, so a line
-		// always ends inside b).
+	for {
+		// A field line: a token, a colon, a value without control
+		// characters, CRLF. This refuses obs-fold, a space before the colon
+		// and a stray CR.
+		if i >= len(b) {
+			return 0
+		}
 		if b[i] == '\r' {
+			if i+1 >= len(b) {
+				return 0
+			}
 			if b[i+1] != '\n' {
 				return StatusBadRequest // a stray CR
 			}
-			break // the blank line
+			i += 2 // the blank line
+			break
 		}
-		start := i
-		for tchar[b[i]] {
-			i++
-		}
-		if i == start || b[i] != ':' {
-			return StatusBadRequest
-		}
-		name := b[start:i]
-		i++
-		vs := i
-		for fieldChar[b[i]] {
-			i++
-		}
-		if b[i] != '\r' || b[i+1] != '\n' {
-			return StatusBadRequest
-		}
-		value := TrimOWS(b[vs:i])
-		i += 2
-		switch {
-		case !fieldOfInterest(name):
-			// Most fields: nothing to do.
-		case EqualFold(name, "content-length"):
-			if sawCL {
+		f, n := scanName(b, i)
+		vs := i + n
+		if n == 0 {
+			f, vs = scanNameSlow(b, i)
+			if vs >= len(b) {
+				return 0
+			}
+			if vs == i || b[vs] != ':' {
 				return StatusBadRequest
 			}
-			sawCL = true
+			vs++
+		}
+		for vs < len(b) && (b[vs] == ' ' || b[vs] == '\t') {
+			vs++ // OWS before the value
+		}
+		i = scanValue(b, vs)
+		if i >= len(b) {
+			return 0
+		}
+		if b[i] != '\r' {
+			return StatusBadRequest // a control character
+		}
+		if i+1 >= len(b) {
+			return 0
+		}
+		if b[i+1] != '\n' {
+			return StatusBadRequest // a stray CR
+		}
+		if f == fieldOther {
+			i += 2
+			continue // most fields: nothing to do
+		}
+		ve := i
+		for ve > vs && (b[ve-1] == ' ' || b[ve-1] == '\t') {
+			ve-- // OWS after the value
+		}
+		value := b[vs:ve]
+		i += 2
+		switch f {
+		case fieldContentLength:
+			if seen&seenCL != 0 {
+				return StatusBadRequest
+			}
+			seen |= seenCL
 			n, ok := parseLength(value)
 			if !ok {
 				return StatusBadRequest
 			}
 			r.BodyLen = n
-		case EqualFold(name, "transfer-encoding"):
-			if sawTE || !EqualFold(value, "chunked") {
-				if sawTE {
-					return StatusBadRequest
-				}
+		case fieldTransferEncoding:
+			if seen&seenTE != 0 {
+				return StatusBadRequest
+			}
+			if !EqualFold(value, "chunked") {
 				return StatusNotImplemented
 			}
-			sawTE = true
+			seen |= seenTE
 			r.Chunked = true
-		case EqualFold(name, "connection"):
-			for list := value; len(list) > 0; {
-				var tok []byte
-				tok, list = nextElement(list)
-				switch {
-				case EqualFold(tok, "close"):
-					sawClose = true
-				case EqualFold(tok, "keep-alive"):
-					sawKeepAlive = true
-				case EqualFold(tok, "upgrade"):
-					r.ConnUpgrade = true
-				}
-			}
-		case EqualFold(name, "content-type"):
+		case fieldConnection:
+			seen |= connectionOptions(value, r)
+		case fieldContentType:
 			r.ContentType = value
-		case EqualFold(name, "host"):
+		case fieldHost:
 			hosts++
 			r.Host = value
-		case EqualFold(name, "expect"):
+		case fieldExpect:
 			if EqualFold(value, "100-continue") && r.Minor == 1 {
 				r.Expect100 = true // an HTTP/1.0 client's expectation is ignored (RFC 9110 10.1.1)
 			}
-		case EqualFold(name, "upgrade"):
+		case fieldUpgrade:
 			r.Upgrade = value
-		case EqualFold(name, "sec-websocket-key"):
+		case fieldWSKey:
 			r.WSKey = value
-		case EqualFold(name, "sec-websocket-version"):
+		case fieldWSVersion:
 			r.WSVersion = value
-		case EqualFold(name, "origin"):
+		case fieldOrigin:
 			r.Origin = value
-		case EqualFold(name, "authorization"):
+		case fieldAuthorization:
 			if r.Auth == nil {
 				r.Auth = value
 			}
 		}
 	}
-	if sawTE && (sawCL || r.Minor == 0) {
+	r.HeadLen = i
+	if seen&seenTE != 0 && (seen&seenCL != 0 || r.Minor == 0) {
 		return StatusBadRequest // RFC 9112 6.1: smuggling; 1.0 has no chunked
 	}
 	if hosts > 1 || hosts == 0 && r.Minor == 1 {
 		return StatusBadRequest // RFC 9112 3.2: exactly one Host (1.0 may omit it)
 	}
 	switch {
-	case sawClose:
+	case seen&seenClose != 0:
 		r.KeepAlive = false
-	case sawKeepAlive:
+	case seen&seenKeepAlive != 0:
 		r.KeepAlive = true
 	}
 	return StatusOK
 }
 
-// fieldOfInterest reports, from its length alone, whether a header
-// field name may be one that parseLines reads: most names are then
-// compared with none of them.
-func fieldOfInterest(name []byte) bool {
-	switch len(name) {
-	case len("host"), len("expect"), len("upgrade"), len("connection"), len("content-type"),
-		len("content-length"), len("transfer-encoding"), len("sec-websocket-version"), len("authorization"):
-		return true
+// Bits of parseLines' seen.
+const (
+	seenCL        = 1 << iota // a Content-Length
+	seenTE                    // a Transfer-Encoding
+	seenClose                 // the close connection option
+	seenKeepAlive             // the keep-alive connection option
+)
+
+// connectionOptions reads the options of a Connection field: it sets
+// r.ConnUpgrade for upgrade, and returns seenClose and seenKeepAlive for
+// close and keep-alive.
+func connectionOptions(list []byte, r *Request) uint {
+	var seen uint
+	for len(list) > 0 {
+		var tok []byte
+		tok, list = nextElement(list)
+		switch {
+		case EqualFold(tok, "close"):
+			seen |= seenClose
+		case EqualFold(tok, "keep-alive"):
+			seen |= seenKeepAlive
+		case EqualFold(tok, "upgrade"):
+			r.ConnUpgrade = true
+		}
 	}
-	return false
+	return seen
+}
+
+// badVersion returns the status of a request line whose version and line
+// end, v up to its CRLF, are neither "HTTP/1.1" nor "HTTP/1.0": 0 when v
+// ends before its LF, StatusVersionNotSupported for another HTTP/x.y,
+// StatusBadRequest otherwise.
+func badVersion(v []byte) int {
+	k := bytes.IndexByte(v, '\n')
+	switch {
+	case k < 0:
+		return 0
+	case k == 0 || v[k-1] != '\r':
+		return StatusBadRequest // bare LF
+	}
+	v = v[:k-1]
+	if len(v) == 8 && string(v[:5]) == "HTTP/" && unhex[v[5]] < 10 && v[6] == '.' && unhex[v[7]] < 10 {
+		return StatusVersionNotSupported
+	}
+	return StatusBadRequest
 }
 
 // parseLength parses a Content-Length value: 1 to 18 decimal digits, so

@@ -272,6 +272,9 @@ func sameAsReference(t *testing.T, in string) {
 // (a body follows) or not (the head ends the buffer), and a name that
 // differs from one in any byte (same length, same first letter) is
 // another field.
+// A name differing from content-length in its second word ("C*B01&t-LABC0h")
+// was once taken for it: the words' differences were ORed unparenthesised
+// with ^, which binds like |.
 func TestParseHead_knownNames(t *testing.T) {
 	values := map[string]string{"content-length": "5", "transfer-encoding": "chunked", "connection": "close", "expect": "100-continue"}
 	for _, name := range knownFieldNames {
