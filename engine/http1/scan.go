@@ -157,20 +157,29 @@ var knownNames = func() (t [32]knownName) {
 // Kept inlinable.
 func nameSlot(first byte, n int) int { return (int(first|0x20) + n) & 31 }
 
-// scanName returns the known field name at b[i:] and the bytes of
-// the name and its colon, or 0 bytes when b[i:] does not start with one,
-// or is too short to compare it a word at a time: the caller then scans
-// the name byte by byte (scanNameSlow). The name's length is the offset
-// of the first colon, found a word at a time; it and the first byte pick
-// the one known name to compare, as three words without a loop. 0 ≤ i ≤
-// len(b). Not inlinable (it costs about 210 where the budget is 80): one
-// call per field line.
+// scanName returns the known field name at b[i:] and the bytes of the
+// name and its colon, or 0 bytes when b[i:] does not start with one, or
+// is too short to compare it a word at a time: the caller then scans the
+// name byte by byte (scanNameSlow). The name's length is the offset of
+// the first colon, found a word at a time; it and the first byte pick
+// the one known name to compare, as three words without a loop. Where
+// fewer than 24 bytes are left (the last field of a head without a body)
+// the words past them are taken as zero, so that a name longer than the
+// bytes left fails the compare: its colon, in a zero word, differs. 0 ≤
+// i ≤ len(b). Not inlinable (it costs about 210 where the budget is 80):
+// one call per field line.
 func scanName(b []byte, i int) (field, int) {
-	if len(b)-i < 24 {
+	var w0, w1, w2 uint64
+	switch c := b[i:]; {
+	case len(c) >= 24:
+		w0, w1, w2 = binary.LittleEndian.Uint64(c), binary.LittleEndian.Uint64(c[8:]), binary.LittleEndian.Uint64(c[16:])
+	case len(c) >= 16:
+		w0, w1 = binary.LittleEndian.Uint64(c), binary.LittleEndian.Uint64(c[8:])
+	case len(c) >= 8:
+		w0 = binary.LittleEndian.Uint64(c)
+	default:
 		return fieldOther, 0
 	}
-	c := b[i : i+24]
-	w0, w1, w2 := binary.LittleEndian.Uint64(c), binary.LittleEndian.Uint64(c[8:]), binary.LittleEndian.Uint64(c[16:])
 	var n int // the offset of the first colon, or more than 23
 	if m := colonMask(w0); m != 0 {
 		n = bits.TrailingZeros64(m) >> 3
