@@ -15,16 +15,33 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 )
 
-// The Date header, formatted once a second (RFC 9110 5.6.7).
-var dateValue atomic.Pointer[[]byte]
+// The parts of response heads that hold the Date header, formatted once
+// a second (RFC 9110 5.6.7).
+var dated atomic.Pointer[datedHeads]
+
+// datedHeads are the parts of response heads that change with the Date
+// header, formatted together: a head is appended in one piece where it
+// can be, not line by line.
+type datedHeads struct {
+	serverDate []byte // the Server and Date lines
+	// replyHead is the head of an HTTP/1.1 200 reply with a JSON body on a
+	// connection that persists, without CORS, up to its Content-Length
+	// value, followed by jsonLengthZeros's zeros: appendJSONHead appends
+	// it but for the zeros it does not need.
+	replyHead []byte
+}
 
 func init() { updateDate(time.Now()) }
 
 // updateDate formats now for the Date header. The ticker calls it about
 // once a second.
 func updateDate(now time.Time) {
-	b := now.UTC().AppendFormat(make([]byte, 0, 29), "Mon, 02 Jan 2006 15:04:05 GMT")
-	dateValue.Store(&b)
+	d := &datedHeads{serverDate: make([]byte, 0, 64)}
+	d.serverDate = append(d.serverDate, "Server: jetrpc\r\nDate: "...)
+	d.serverDate = now.UTC().AppendFormat(d.serverDate, "Mon, 02 Jan 2006 15:04:05 GMT")
+	d.serverDate = append(d.serverDate, "\r\n"...)
+	d.replyHead = append(append(append(make([]byte, 0, 160), statusLine200...), d.serverDate...), jsonLengthZeros...)
+	dated.Store(d)
 }
 
 // Status lines of the replies every request may get, as constants: a
@@ -40,9 +57,7 @@ const (
 // (CORS).
 func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int, origin string) []byte {
 	dst = append(dst, statusLine...)
-	dst = append(dst, "Server: jetrpc\r\nDate: "...)
-	dst = append(dst, *dateValue.Load()...)
-	dst = append(dst, "\r\n"...)
+	dst = append(dst, dated.Load().serverDate...)
 	if origin != "" {
 		dst = appendOrigin(dst, origin)
 	}
@@ -56,7 +71,7 @@ func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int, o
 }
 
 // appendOrigin appends the CORS headers of a reply to an allowed origin.
-// Not inlined: it keeps appendHeadStart and appendReplyHead inlinable.
+// Not inlined: the lines few replies have stay out of appendHeadStart.
 //
 //go:noinline
 func appendOrigin(dst []byte, origin string) []byte {
@@ -87,12 +102,24 @@ func lengthDigits(n int) int {
 }
 
 // appendReplyHead appends the head of a 200 reply to a JSON-RPC request
-// with room for a Content-Length of digits digits; the body follows, and
-// finishReply fills the length in.
+// with room for a Content-Length of digits digits (1 to 19); the body
+// follows, and finishReply fills the length in. Kept inlinable.
 func appendReplyHead(dst []byte, keepAlive bool, minor, digits int, origin string) []byte {
-	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, origin)
-	dst = append(dst, jsonLengthZeros[:len(jsonLength)+digits]...) // one append: kept inlinable
+	dst = appendJSONHead(dst, keepAlive, minor, origin, digits)
 	return append(dst, "\r\n\r\n"...)
+}
+
+// appendJSONHead appends the head of a 200 reply with a JSON body up to
+// its Content-Length value, and zeros zeros (room for the value's digits,
+// 0 to 19). The usual head (HTTP/1.1, the connection persists, no CORS)
+// is appended in one piece, formatted with the Date.
+func appendJSONHead(dst []byte, keepAlive bool, minor int, origin string, zeros int) []byte {
+	if keepAlive && minor == 1 && origin == "" {
+		h := dated.Load().replyHead
+		return append(dst, h[:len(h)-len(jsonLengthZeros)+len(jsonLength)+zeros]...)
+	}
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, origin)
+	return append(dst, jsonLengthZeros[:len(jsonLength)+zeros]...)
 }
 
 // The reply head's last lines, and room for the length's digits.
@@ -132,8 +159,7 @@ func appendReply(dst, body []byte, keepAlive bool, minor int, origin string) []b
 		dst = appendHeadStart(dst, statusLine204, keepAlive, minor, origin)
 		return append(dst, "\r\n"...)
 	}
-	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, origin)
-	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
+	dst = appendJSONHead(dst, keepAlive, minor, origin, 0)
 	dst = strconv.AppendInt(dst, int64(len(body)), 10)
 	dst = append(dst, "\r\n\r\n"...)
 	return append(dst, body...)
