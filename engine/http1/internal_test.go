@@ -5,7 +5,12 @@ package http1
 // byte for byte but renamed, so that FuzzParseHead_reference can compare
 // every verdict and every field with them.
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"testing"
+)
 
 func refParseHead(b []byte, s *HeadScan, maxHead int, r *Request) int {
 	if s.from == 0 && !s.started && len(b) > 0 && b[0] != '\r' && b[0] != '\n' {
@@ -214,3 +219,61 @@ func refFieldOfInterest(name []byte) bool {
 
 // RefParseHead is refParseHead, for the tests of package http1_test.
 var RefParseHead = refParseHead
+
+// TestCtlMask_lowestMarkIsFirst: the lowest byte ctlMask and targetMask
+// mark is the first byte that fails their test, for every pair of
+// adjacent bytes at every offset of a word (a borrow from one byte into
+// the next must not mark a byte before the first).
+func TestCtlMask_lowestMarkIsFirst(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mask func(uint64) uint64
+		bad  func(byte) bool
+	}{
+		{"ctlMask", ctlMask, func(c byte) bool { return c < 0x20 || c == 0x7f }},
+		{"targetMask", targetMask, func(c byte) bool { return c <= 0x20 || c == 0x7f }},
+	} {
+		for _, fill := range []byte{'a', 0xff, 0x80, '~'} {
+			for p := range 7 {
+				for pair := range 1 << 16 {
+					w := bytes.Repeat([]byte{fill}, 8)
+					w[p], w[p+1] = byte(pair), byte(pair>>8)
+					want := -1
+					for i, b := range w {
+						if c.bad(b) {
+							want = i
+							break
+						}
+					}
+					m := c.mask(binary.LittleEndian.Uint64(w))
+					got := -1
+					if m != 0 {
+						got = bits.TrailingZeros64(m) >> 3
+					}
+					if got != want {
+						t.Fatalf("%s(% x): first marked byte %d, want %d", c.name, w, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestColonMask_lowestMarkIsFirst: the lowest byte colonMask marks is
+// the first colon, for every pair of adjacent bytes at every offset.
+func TestColonMask_lowestMarkIsFirst(t *testing.T) {
+	for p := range 7 {
+		for pair := range 1 << 16 {
+			w := bytes.Repeat([]byte{'a'}, 8)
+			w[p], w[p+1] = byte(pair), byte(pair>>8)
+			want := bytes.IndexByte(w, ':')
+			got := -1
+			if m := colonMask(binary.LittleEndian.Uint64(w)); m != 0 {
+				got = bits.TrailingZeros64(m) >> 3
+			}
+			if got != want {
+				t.Fatalf("colonMask(% x): first marked byte %d, want %d", w, got, want)
+			}
+		}
+	}
+}
