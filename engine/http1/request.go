@@ -90,15 +90,20 @@ func ParseHead(b []byte, s *HeadScan, maxHead int, r *Request) int {
 		// one pass that stops at its blank line and reads no further than
 		// maxHead bytes, so that a head it accepts is not too large.
 		// Anything else (a head not whole yet, too large, or refused) is
-		// decided below as if this pass had not run: the size first.
-		if parseLines(b[:min(len(b), max(maxHead, 0))], r) == StatusOK {
+		// decided below as if this pass had not run: the size first. When
+		// the pass ran out of b (st 0, all of b read), b holds no blank
+		// line, and the search for one is skipped.
+		st := parseLines(b[:min(len(b), max(maxHead, 0))], r)
+		if st == StatusOK {
 			return StatusOK
 		}
-		if k := bytes.Index(b, crlf2); k >= 0 {
-			if k+4 > maxHead {
-				return StatusHeaderTooLarge
+		if st != 0 || len(b) > maxHead {
+			if k := bytes.Index(b, crlf2); k >= 0 {
+				if k+4 > maxHead {
+					return StatusHeaderTooLarge
+				}
+				return parseLines(b[:k+4], r)
 			}
-			return parseLines(b[:k+4], r)
 		}
 	}
 	i := s.from
