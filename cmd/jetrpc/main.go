@@ -49,6 +49,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/engine/metrics"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/textlog"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -476,7 +477,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(textlog.New(stderr, &slog.HandlerOptions{Level: level}))
 
 	elements := pool.NewWorkers(c.workers, c.queue)
 	defer elements.Close()
