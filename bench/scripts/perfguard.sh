@@ -111,7 +111,7 @@ update=${PERFGUARD_UPDATE:-0}
 n=${PERFGUARD_N:-5000}
 bin='' old='' fresh=0 cells=. syscalls=1
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --update) update=1 ;;
@@ -121,7 +121,7 @@ while [ $# -gt 0 ]; do
     --fresh) fresh=1 ;;
     --no-syscalls) syscalls=0 ;;
     -n) n=${2:?-n needs a count}; shift ;;
-    -h | --help) usage ;;
+    -h | --help) usage 0 ;;
     -*) echo "perfguard: unknown flag $1" >&2; usage ;;
     *) bin=$1 ;;
   esac
@@ -204,7 +204,7 @@ load() {
   shift 3
   mapfile -t args < <(load_args "$cell" "$a" "$k")
   if ! "$@" timeout 300 "$bin" bench "${args[@]}" >"$tmp/bench.out" 2>&1; then
-    echo "perfguard: FAIL: the load of $cell failed (the server answered wrong, or not): $bin bench ${args[*]}" >&2
+    echo "perfguard: FAIL: the load of $cell failed (the server answered wrong, or not): $bin bench ${args[*]@Q}" >&2
     cat "$tmp/bench.out" >&2
     echo "perfguard: the server's log:" >&2
     tail -20 "$srvlog" >&2
