@@ -130,46 +130,48 @@ func (h *httpCodec) hostAllowed(c *conn, r *http1.Request) bool {
 // maxHostOK: a longer Host is checked on every request.
 const maxHostOK = 256
 
-// corsCache is an HTTP connection's last Origin and its
-// Access-Control-Allow-Origin value: a browser's connection sends the
-// same Origin request after request. Event loop only.
+// corsCache is an HTTP connection's last Origin and its CORS header
+// lines: a browser's connection sends the same Origin request after
+// request. Event loop only.
 type corsCache struct {
 	origin []byte // empty: none yet
-	allow  string
+	lines  string
 }
 
-// corsOrigin returns the Access-Control-Allow-Origin value for a request
-// of h with the Origin origin, or "" when it gets none; the same Origin
-// as the last one costs a comparison. Kept inlinable.
-func (h *httpCodec) corsOrigin(c *conn, origin []byte) string {
+// corsLinesOf returns the CORS header lines of the replies to a request
+// of h with the Origin origin (Engine.corsLines), or "" when it gets
+// none; the same Origin as the last one costs a comparison. Kept
+// inlinable.
+func (h *httpCodec) corsLinesOf(c *conn, origin []byte) string {
 	if len(origin) > 0 && string(origin) == string(h.cors.origin) {
-		return h.cors.allow
+		return h.cors.lines
 	}
-	return h.corsOriginSlow(c, origin)
+	return h.corsLinesSlow(c, origin)
 }
 
-// corsOriginSlow is corsOrigin for an Origin other than the last one.
-func (h *httpCodec) corsOriginSlow(c *conn, origin []byte) string {
+// corsLinesSlow is corsLinesOf for an Origin other than the last one.
+func (h *httpCodec) corsLinesSlow(c *conn, origin []byte) string {
 	if len(origin) == 0 || !c.e.opts.CORS.Enabled() {
 		return ""
 	}
 	k := &h.cors
 	v, _ := handler.AllowOrigin(&c.e.opts.CORS, origin)
+	lines := c.e.corsLines[v]
 	if len(origin) <= maxHostOK {
-		k.origin, k.allow = append(k.origin[:0], origin...), v
+		k.origin, k.lines = append(k.origin[:0], origin...), lines
 	}
-	return v
+	return lines
 }
 
 // appendPreflight answers a CORS preflight (OPTIONS with an Origin and
 // Access-Control-Request-Method): 204 with the allowed methods and
 // headers for an allowed origin, 403 otherwise.
 func (h *httpCodec) appendPreflight(c *conn, out []byte, r *http1.Request, keep bool) []byte {
-	origin := h.corsOrigin(c, r.Origin)
-	if origin == "" {
+	lines := h.corsLinesOf(c, r.Origin)
+	if lines == "" {
 		return appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, keep, r.Minor, "")
 	}
-	out = appendHeadStart(out, statusLine204, keep, r.Minor, origin)
+	out = appendHeadStart(out, statusLine204, keep, r.Minor, lines)
 	out = append(out, c.e.preflight...)
 	return append(out, "\r\n"...)
 }

@@ -38,7 +38,8 @@ type Engine struct {
 	workers *pool.Workers  // runs messages that need a worker; set by Start
 	ownPool bool           // workers was made by Start
 
-	preflight string // the header lines of a CORS preflight's answer (Options.CORS); immutable
+	preflight string            // the header lines of a CORS preflight's answer (Options.CORS); immutable
+	corsLines map[string]string // by Access-Control-Allow-Origin value (an origin of Options.CORS, or "*"), the CORS header lines of a reply; immutable
 
 	cli       *gnet.Client
 	listeners []net.Listener
@@ -93,6 +94,10 @@ func New(t *handler.Table, opts ...Option) *Engine {
 	e.workers = e.opts.Workers
 	if e.opts.CORS.Enabled() {
 		e.preflight = e.opts.CORS.PreflightHeaders()
+		e.corsLines = make(map[string]string, len(e.opts.CORS.Origins))
+		for _, o := range e.opts.CORS.Origins {
+			e.corsLines[o] = "Access-Control-Allow-Origin: " + o + "\r\nVary: Origin\r\n"
+		}
 	}
 	if e.opts.CloseNotice != "" {
 		b := append([]byte(`{"jsonrpc":"2.0","method":`), handler.AppendString(nil, e.opts.CloseNotice)...)
@@ -372,9 +377,9 @@ func (e *Engine) forget(c *conn) {
 	delete(e.conns, c)
 	delete(e.waiters, c)
 	e.mu.Unlock()
-	e.nconns.Add(-1)
 	e.stats.open[c.tport].Add(-1)
 	e.stats.closed[c.closing].Add(1)
+	e.nconns.Add(-1) // last: who sees the count drop sees the connection counted closed
 }
 
 // setWaiter adds c to, or removes it from, the connections the ticker

@@ -25,22 +25,22 @@ import (
 
 // httpCodec is the state of an HTTP connection.
 type httpCodec struct {
-	scan    http1.HeadScan
-	req     http1.Request // the request being read; its spans are valid only during serve
-	inBody  bool          // req's head was consumed: its body is being read
-	sent100 bool          // 100 Continue went out for req
-	chunks  http1.ChunkedDecoder
-	body    *pool.Buffer // a chunked body being decoded
-	want    int          // the size of a Content-Length body still arriving
-	held    []heldReply  // replies held for order, oldest first, from held[first]
-	first   int
-	upgrade bool      // a WebSocket upgrade waits for the replies held before it
-	head    []byte    // req's head: a view of the input during serve, or headBuf while its body arrives
-	headBuf []byte    // a copy of the head of a request whose body arrives in later reads
-	origin  string    // the Access-Control-Allow-Origin value of req's replies, or ""
-	hostOK  []byte    // the last Host allowed (Options.Hosts), a copy; empty when none yet
-	auth    authCache // the Authorizer's last answer that holds for the same Authorization (access.go)
-	cors    corsCache // the last Origin's CORS answer (access.go)
+	scan      http1.HeadScan
+	req       http1.Request // the request being read; its spans are valid only during serve
+	inBody    bool          // req's head was consumed: its body is being read
+	sent100   bool          // 100 Continue went out for req
+	chunks    http1.ChunkedDecoder
+	body      *pool.Buffer // a chunked body being decoded
+	want      int          // the size of a Content-Length body still arriving
+	held      []heldReply  // replies held for order, oldest first, from held[first]
+	first     int
+	upgrade   bool      // a WebSocket upgrade waits for the replies held before it
+	head      []byte    // req's head: a view of the input during serve, or headBuf while its body arrives
+	headBuf   []byte    // a copy of the head of a request whose body arrives in later reads
+	corsLines string    // the CORS header lines of req's replies (Engine.corsLines), or ""
+	hostOK    []byte    // the last Host allowed (Options.Hosts), a copy; empty when none yet
+	auth      authCache // the Authorizer's last answer that holds for the same Authorization (access.go)
+	cors      corsCache // the last Origin's CORS answer (access.go)
 }
 
 // heldReply is a place in the order of an HTTP connection's replies: a
@@ -83,9 +83,9 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 				return c.closeAfterFlush(out, closeProtocol), len(in), nil
 			}
 			h.head = in[off : off+r.HeadLen]
-			h.origin = ""
+			h.corsLines = ""
 			if len(r.Origin) > 0 && e.opts.CORS.Enabled() {
-				h.origin = h.corsOrigin(c, r.Origin)
+				h.corsLines = h.corsLinesOf(c, r.Origin)
 			}
 			if isWSUpgrade(c, r) {
 				if h.upgrade = h.pending(); h.upgrade {
@@ -181,20 +181,20 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	mark := len(out)
 	switch {
 	case !h.hostAllowed(c, r):
-		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, keep, r.Minor, h.origin)
+		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, keep, r.Minor, h.corsLines)
 	case string(r.Method) == "POST" && !handler.AcceptableContentType(r.ContentType):
-		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.origin)
+		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.corsLines)
 	case string(r.Method) == "POST": // a body over MaxMessageSize
 		keep, why = false, closeProtocol // as a chunked body found too large is
 		e.stats.tooLarge.Add(1)
-		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.origin)
+		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.corsLines)
 	case handler.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
-		out = appendHealth(out, e.Ready(), keep, r.Minor, h.origin)
+		out = appendHealth(out, e.Ready(), keep, r.Minor, h.corsLines)
 	case page != nil:
 		if e.opts.Authorize != nil {
 			c.call.Meta.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)
 			if status := c.authorize(); status != 0 {
-				out = appendStatus(out, status, keep, r.Minor, h.origin)
+				out = appendStatus(out, status, keep, r.Minor, h.corsLines)
 				break
 			}
 		}
@@ -206,7 +206,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		if get := []byte("GET"); handler.IsHealthCheck(get, r.Target, e.opts.HealthPath) || e.pageFor(get, r.Target) != nil {
 			allow = "GET"
 		}
-		out = appendNotAllowed(out, allow, string(r.Method) == "HEAD", keep, r.Minor, h.origin)
+		out = appendNotAllowed(out, allow, string(r.Method) == "HEAD", keep, r.Minor, h.corsLines)
 	}
 	if len(out) > mark { // a page's response is held already
 		out = h.emit(c, out, mark)
@@ -223,7 +223,7 @@ func (h *httpCodec) refuseCaller(c *conn, out []byte, status int) []byte {
 	r := &h.req
 	keep := r.KeepAlive && !r.HasBody()
 	mark := len(out)
-	out = appendStatus(out, status, keep, r.Minor, h.origin)
+	out = appendStatus(out, status, keep, r.Minor, h.corsLines)
 	out = h.emit(c, out, mark)
 	if !keep {
 		out = c.closeAfterFlush(out, closeByClient)
@@ -292,16 +292,16 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 	keep := r.KeepAlive && c.e.Ready() // draining or stopping: tell the client not to reuse the connection
 	mark := len(out)
 	digits := lengthDigits(c.loop.guess.n)
-	out = appendReplyHead(out, keep, r.Minor, digits, h.origin)
+	out = appendReplyHead(out, keep, r.Minor, digits, h.corsLines)
 	start := len(out)
 	out, j, _ := c.run(out, msg, tag)
 	if j != nil {
 		out = out[:mark]
-		j.origin = h.origin
+		j.cors = h.corsLines
 		h.held = append(h.held, heldReply{j: j})
 	} else {
 		c.loop.guess.note(len(out) - start)
-		out = finishReply(out, mark, start, digits, keep, r.Minor, h.origin)
+		out = finishReply(out, mark, start, digits, keep, r.Minor, h.corsLines)
 		out = h.emit(c, out, mark)
 	}
 	if !r.KeepAlive {
@@ -372,7 +372,7 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 				minor = 1
 			}
 			keep := j.tag&tagKeepAlive != 0 && c.e.Ready()
-			out = appendReply(out, j.out, keep, minor, j.origin)
+			out = appendReply(out, j.out, keep, minor, j.cors)
 		}
 		j.release()
 	}

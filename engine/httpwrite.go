@@ -53,14 +53,12 @@ const (
 )
 
 // appendHeadStart appends a status line and the headers every response
-// has; origin, when not empty, is the Access-Control-Allow-Origin value
-// (CORS).
-func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int, origin string) []byte {
+// has; cors, when not empty, is the CORS header lines of a reply to an
+// allowed origin (Engine.corsLines).
+func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int, cors string) []byte {
 	dst = append(dst, statusLine...)
 	dst = append(dst, dated.Load().serverDate...)
-	if origin != "" {
-		dst = appendOrigin(dst, origin)
-	}
+	dst = append(dst, cors...)
 	switch {
 	case !keepAlive:
 		dst = append(dst, "Connection: close\r\n"...)
@@ -68,16 +66,6 @@ func appendHeadStart(dst []byte, statusLine string, keepAlive bool, minor int, o
 		dst = append(dst, "Connection: keep-alive\r\n"...)
 	}
 	return dst
-}
-
-// appendOrigin appends the CORS headers of a reply to an allowed origin.
-// Not inlined: the lines few replies have stay out of appendHeadStart.
-//
-//go:noinline
-func appendOrigin(dst []byte, origin string) []byte {
-	dst = append(dst, "Access-Control-Allow-Origin: "...)
-	dst = append(dst, origin...)
-	return append(dst, "\r\nVary: Origin\r\n"...)
 }
 
 // lengthDigits returns the number of decimal digits of n ≥ 0 (1 for 0).
@@ -104,21 +92,27 @@ func lengthDigits(n int) int {
 // appendReplyHead appends the head of a 200 reply to a JSON-RPC request
 // with room for a Content-Length of digits digits (1 to 19); the body
 // follows, and finishReply fills the length in. Kept inlinable.
-func appendReplyHead(dst []byte, keepAlive bool, minor, digits int, origin string) []byte {
-	dst = appendJSONHead(dst, keepAlive, minor, origin, digits)
+func appendReplyHead(dst []byte, keepAlive bool, minor, digits int, cors string) []byte {
+	dst = appendJSONHead(dst, keepAlive, minor, cors, digits)
 	return append(dst, "\r\n\r\n"...)
 }
 
 // appendJSONHead appends the head of a 200 reply with a JSON body up to
 // its Content-Length value, and zeros zeros (room for the value's digits,
-// 0 to 19). The usual head (HTTP/1.1, the connection persists, no CORS)
-// is appended in one piece, formatted with the Date.
-func appendJSONHead(dst []byte, keepAlive bool, minor int, origin string, zeros int) []byte {
-	if keepAlive && minor == 1 && origin == "" {
+// 0 to 19). The usual head (HTTP/1.1, the connection persists) is
+// appended in one piece, formatted with the Date — in three with CORS:
+// its lines go between the Date and the body's lines.
+func appendJSONHead(dst []byte, keepAlive bool, minor int, cors string, zeros int) []byte {
+	if keepAlive && minor == 1 {
 		h := dated.Load().replyHead
-		return append(dst, h[:len(h)-len(jsonLengthZeros)+len(jsonLength)+zeros]...)
+		if cors == "" {
+			return append(dst, h[:len(h)-len(jsonLengthZeros)+len(jsonLength)+zeros]...)
+		}
+		dst = append(dst, h[:len(h)-len(jsonLengthZeros)]...)
+		dst = append(dst, cors...)
+		return append(dst, jsonLengthZeros[:len(jsonLength)+zeros]...)
 	}
-	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, origin)
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, cors)
 	return append(dst, jsonLengthZeros[:len(jsonLength)+zeros]...)
 }
 
@@ -133,10 +127,10 @@ const (
 // length is filled in (the body moves if it needs another number of
 // digits), or, for an empty body (notifications), the reply becomes 204
 // No Content.
-func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int, origin string) []byte {
+func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int, cors string) []byte {
 	n := len(out) - start
 	if n == 0 {
-		out = appendHeadStart(out[:mark], statusLine204, keepAlive, minor, origin)
+		out = appendHeadStart(out[:mark], statusLine204, keepAlive, minor, cors)
 		return append(out, "\r\n"...)
 	}
 	at := start - len("\r\n\r\n") // where the length ends
@@ -154,12 +148,12 @@ func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int,
 
 // appendReply appends an HTTP reply carrying a JSON-RPC reply body, or
 // 204 No Content when body is empty.
-func appendReply(dst, body []byte, keepAlive bool, minor int, origin string) []byte {
+func appendReply(dst, body []byte, keepAlive bool, minor int, cors string) []byte {
 	if len(body) == 0 {
-		dst = appendHeadStart(dst, statusLine204, keepAlive, minor, origin)
+		dst = appendHeadStart(dst, statusLine204, keepAlive, minor, cors)
 		return append(dst, "\r\n"...)
 	}
-	dst = appendJSONHead(dst, keepAlive, minor, origin, 0)
+	dst = appendJSONHead(dst, keepAlive, minor, cors, 0)
 	dst = strconv.AppendInt(dst, int64(len(body)), 10)
 	dst = append(dst, "\r\n\r\n"...)
 	return append(dst, body...)
@@ -167,12 +161,12 @@ func appendReply(dst, body []byte, keepAlive bool, minor int, origin string) []b
 
 // appendHealth answers the health check: 200 HealthBody while the
 // engine is ready, 503 DrainingBody once it drains or stops.
-func appendHealth(dst []byte, ready, keepAlive bool, minor int, origin string) []byte {
+func appendHealth(dst []byte, ready, keepAlive bool, minor int, cors string) []byte {
 	status, body := statusLine200, handler.HealthBody
 	if !ready {
 		status, body = statusLine503, DrainingBody
 	}
-	dst = appendHeadStart(dst, status, keepAlive, minor, origin)
+	dst = appendHeadStart(dst, status, keepAlive, minor, cors)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(len(body)), 10)
 	dst = append(dst, "\r\n\r\n"...)
@@ -185,20 +179,20 @@ const DrainingBody = `{"status":"draining"}`
 
 // appendStatus answers an HTTP-level refusal with its text body
 // (handler.HTTPErrorText, as net/http's adapter sends).
-func appendStatus(dst []byte, status int, keepAlive bool, minor int, origin string) []byte {
-	return appendStatusText(dst, status, handler.HTTPErrorText(status), keepAlive, minor, origin)
+func appendStatus(dst []byte, status int, keepAlive bool, minor int, cors string) []byte {
+	return appendStatusText(dst, status, handler.HTTPErrorText(status), keepAlive, minor, cors)
 }
 
 // appendNotAllowed answers 405 to a request for a path that takes allow
 // (POST for JSON-RPC, GET for the health check and pages); a HEAD request
 // gets the head alone, as it must.
-func appendNotAllowed(dst []byte, allow string, head, keepAlive bool, minor int, origin string) []byte {
+func appendNotAllowed(dst []byte, allow string, head, keepAlive bool, minor int, cors string) []byte {
 	text := handler.HTTPErrorText(http1.StatusMethodNotAllowed)
 	if allow != "POST" {
 		text = "this path answers " + allow + "\n"
 	}
 	dst = http1.AppendStatusLine(dst, http1.StatusMethodNotAllowed)
-	dst = appendHeadStart(dst, "", keepAlive, minor, origin)
+	dst = appendHeadStart(dst, "", keepAlive, minor, cors)
 	dst = append(dst, "Allow: "...)
 	dst = append(dst, allow...)
 	dst = append(dst, "\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: "...)
@@ -211,9 +205,9 @@ func appendNotAllowed(dst []byte, allow string, head, keepAlive bool, minor int,
 }
 
 // appendStatusText answers an HTTP-level refusal with the text body text.
-func appendStatusText(dst []byte, status int, text string, keepAlive bool, minor int, origin string) []byte {
+func appendStatusText(dst []byte, status int, text string, keepAlive bool, minor int, cors string) []byte {
 	dst = http1.AppendStatusLine(dst, status)
-	dst = appendHeadStart(dst, "", keepAlive, minor, origin)
+	dst = appendHeadStart(dst, "", keepAlive, minor, cors)
 	if status == http1.StatusUnauthorized {
 		dst = append(dst, "WWW-Authenticate: Bearer\r\n"...)
 	}

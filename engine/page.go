@@ -57,7 +57,7 @@ func (e *Engine) pageFor(method, target []byte) *Page {
 func (h *httpCodec) page(c *conn, out []byte, p *Page, keep bool) []byte {
 	r := &h.req
 	j := newJob(c)
-	j.page, j.tag, j.origin = p, tagFramed, h.origin
+	j.page, j.tag, j.cors = p, tagFramed, h.corsLines
 	if keep {
 		j.tag |= tagKeepAlive
 	}
@@ -67,7 +67,7 @@ func (h *httpCodec) page(c *conn, out []byte, p *Page, keep bool) []byte {
 	if !c.submit(j) {
 		j.release()
 		mark := len(out)
-		out = appendStatus(out, http1.StatusServiceUnavailable, keep, r.Minor, h.origin)
+		out = appendStatus(out, http1.StatusServiceUnavailable, keep, r.Minor, h.corsLines)
 		return h.emit(c, out, mark)
 	}
 	h.held = append(h.held, heldReply{j: j})
@@ -88,12 +88,12 @@ func (j *job) runPage() {
 	defer func() {
 		if v := recover(); v != nil {
 			j.c.e.opts.Logger.Error("jetrpc: page failed", "path", p.Path, "panic", v, "stack", string(debug.Stack()))
-			j.out = appendStatus(j.out[:0], http1.StatusInternalServerError, keep(), minor, j.origin)
+			j.out = appendStatus(j.out[:0], http1.StatusInternalServerError, keep(), minor, j.cors)
 		}
 		pool.Responses.Put(body)
 	}()
 	body.B = p.Append(body.B[:0])
-	out := appendHeadStart(j.out[:0], statusLine200, keep(), minor, j.origin)
+	out := appendHeadStart(j.out[:0], statusLine200, keep(), minor, j.cors)
 	out = append(out, "Content-Type: "...)
 	out = append(out, p.ContentType...)
 	out = append(out, "\r\nContent-Length: "...)

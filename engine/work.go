@@ -66,14 +66,14 @@ func (w *workState) finished(seq uint64) {
 // job is a message run on a worker (a pool.Task), or a reply a codec
 // holds for order.
 type job struct {
-	c      *conn
-	p      handler.Pending // the message and its parse
-	out    []byte          // its reply (the body; a codec may keep a framed reply here); kept with the job in its pool
-	seq    uint64
-	tag    uint8  // what the codec needs to frame the reply (HTTP: keep-alive, version); codec-defined, set before the job runs
-	origin string // HTTP: the reply's Access-Control-Allow-Origin, or ""
-	page   *Page  // a page to make (page.go) instead of a message to run
-	next   *job   // in the mailbox's done list
+	c    *conn
+	p    handler.Pending // the message and its parse
+	out  []byte          // its reply (the body; a codec may keep a framed reply here); kept with the job in its pool
+	seq  uint64
+	tag  uint8  // what the codec needs to frame the reply (HTTP: keep-alive, version); codec-defined, set before the job runs
+	cors string // HTTP: the reply's CORS header lines (Engine.corsLines), or ""
+	page *Page  // a page to make (page.go) instead of a message to run
+	next *job   // in the mailbox's done list
 
 	// ctx is the context the message runs with: the connection's own
 	// (c.call, whose metadata does not change on WebSocket and streams),
@@ -124,7 +124,7 @@ func (j *job) release() {
 	// job overwrites whole (CopyTo) and other jobs do not use.
 	// TestJob_releaseClearsEveryField checks that no field is missed.
 	j.c, j.out, j.head, j.late = nil, out, head, j.late[:0]
-	j.seq, j.tag, j.origin, j.page, j.next, j.ctx = 0, 0, "", nil, nil, nil
+	j.seq, j.tag, j.cors, j.page, j.next, j.ctx = 0, 0, "", nil, nil, nil
 	j.deadline, j.timeout, j.answered, j.lane, j.dprev, j.dnext = 0, 0, false, nil, nil, nil
 	jobs.Put(j)
 }
@@ -250,7 +250,7 @@ func (c *conn) collect(out []byte) []byte {
 // only.
 func (c *conn) answerLate(out []byte, j *job) []byte {
 	r := newJob(c)
-	r.seq, r.tag, r.origin = j.seq, j.tag, j.origin
+	r.seq, r.tag, r.cors = j.seq, j.tag, j.cors
 	r.out, j.late = j.late, r.out[:0] // j.late is the loop's: the worker never reads it
 	j.answered = true
 	c.work.finished(j.seq)

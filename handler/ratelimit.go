@@ -186,6 +186,7 @@ type limiter struct {
 	shards   []shard            // immutable; a power of two of them
 	perShard int                // immutable; the most identities a shard holds
 	testNow  func() int64       // tests only, set before use: the clock; nil: the coarse clock
+	byQuota  bool               // immutable; a connection's call may go by the identity its Quota cached (allowFast): identities only, no custom Identity
 
 	refused, dropped atomic.Uint64 // calls refused, notifications dropped
 }
@@ -236,6 +237,7 @@ func newLimiter(r RateLimit) *limiter {
 		identity: r.Identity,
 		seed:     maphash.MakeSeed(),
 	}
+	l.byQuota = l.id.on && !l.conn.on && l.identity == nil
 	maxIDs := r.MaxIdentities
 	if maxIDs <= 0 {
 		maxIDs = DefaultMaxIdentities
@@ -252,8 +254,34 @@ func newLimiter(r RateLimit) *limiter {
 	return l
 }
 
-// allow is Table.allow for a table with rate limits.
+// allow is Table.allow for a table with rate limits. The usual call —
+// a connection's, allowed by the bucket of the identity its Quota
+// cached — takes the short way; the rest, allowSlow.
 func (l *limiter) allow(ctx context.Context, cost int, notification bool) bool {
+	if c, ok := ctx.(*CallContext); ok && l.byQuota && l.testNow == nil {
+		m := &c.Meta
+		if q := m.Quota; q != nil && q.lim == l && m.Proxies == nil {
+			if id := q.id.Load(); id != nil && id.serves(m.Principal) && id.take(coarseNow(), l.id.spend(cost), l.id.depth) == takeOK {
+				return true
+			}
+		}
+	}
+	return l.allowSlow(ctx, cost, notification)
+}
+
+// serves reports whether id, a connection's cached identity, is that of
+// its call with the principal p: the principal's, or when it has none,
+// the connection's address (not the overflow bucket, whose identity
+// belongs to no call). Kept inlinable.
+func (id *identity) serves(p string) bool {
+	if p != "" {
+		return id.key.kind == kindPrincipal && id.key.name == p
+	}
+	return id.key.kind <= kindIPv6 // kindLocal, kindIPv4, kindIPv6
+}
+
+// allowSlow is allow beyond its short way.
+func (l *limiter) allowSlow(ctx context.Context, cost int, notification bool) bool {
 	var m *Meta
 	if c, ok := ctx.(*CallContext); ok {
 		m = &c.Meta
@@ -290,13 +318,7 @@ func (l *limiter) allow(ctx context.Context, cost int, notification bool) bool {
 			// (through a trusted proxy it does: each call names its client):
 			// an address identity it cached is the call's unless the call
 			// names a principal.
-			var same bool
-			if m.Principal != "" {
-				same = id.key.kind == kindPrincipal && id.key.name == m.Principal
-			} else {
-				same = id.key.kind == kindIPv4 || id.key.kind == kindIPv6 || id.key.kind == kindLocal
-			}
-			if same && id.take(clk.now, l.id.spend(cost), l.id.depth) == takeOK {
+			if id.serves(m.Principal) && id.take(clk.now, l.id.spend(cost), l.id.depth) == takeOK {
 				return true
 			}
 		}

@@ -5,7 +5,9 @@
 # scenario and binary it starts the server under callgrind (one event
 # loop), warms it with WARM requests, zeroes the counters, sends N
 # requests with `jetrpc bench`, and divides the instructions counted by N.
-# Kernel time (syscalls) is not counted: compare it with ab.sh's CPU time.
+# GOMAXPROCS=1 and GOGC=off keep the counts steady (perfguard.sh says
+# why). Kernel time (syscalls) is not counted: compare it with ab.sh's
+# CPU time.
 #
 #   bench/scripts/instr.sh OLD_BIN NEW_BIN [N] [SCENARIO...]
 #
@@ -49,7 +51,7 @@ one() { # one BIN SCENARIO FLAGS: prints instructions per request
   out=$tmp/cg.$port
   cp "$bin" "$tmp/jetrpc-instr"
   # --http: old binaries have no --listen
-  eval "GODEBUG=asyncpreemptoff=1 exec valgrind --tool=callgrind --callgrind-out-file=\"\$out\" \
+  eval "GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1 exec valgrind --tool=callgrind --callgrind-out-file=\"\$out\" \
     \"\$tmp/jetrpc-instr\" serve --http \"\$a\" --loops 1 $flags" >"$tmp/log" 2>&1 &
   for _ in $(seq 300); do grep -q serving "$tmp/log" && break; sleep 0.1; done
   pid=$! # exec: the job is valgrind itself
