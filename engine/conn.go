@@ -19,6 +19,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -140,7 +141,11 @@ func (c *conn) traffic() gnet.Action {
 		c.paused = c.mustPause(gc.OutboundBuffered() + len(out))
 	}
 	if c.closing == notClosing && !c.paused {
+		handed := c.work.seq
 		out = c.serve(out)
+		if c.work.seq == handed+1 && e.yield {
+			out = c.awaitOne(out)
+		}
 	}
 	if e.draining.Load() && c.closing == notClosing && c.work.inflight == 0 && c.timer.partial.Load() == 0 {
 		out = c.closeAfterFlush(out, closeStopping)
@@ -192,6 +197,23 @@ func (c *conn) traffic() gnet.Action {
 	}
 	c.setWaiting(c.paused || c.mail.queued.Load() > 0)
 	return gnet.None
+}
+
+// awaitOne lets the worker that took the one message of this read run
+// now, and collects its reply if it is ready: when the event loops take
+// every P (Engine.yield), a worker runs only when a loop lets it, and a
+// loop busy with other connections would leave the reply for its next
+// pass — the latency of every request of a client that sends one at a
+// time (HTTP without pipelining, most WebSocket clients). A method that
+// blocks lets the loop go on at once; a read that handed off several
+// messages does not wait, so that their replies are gathered in one
+// pass.
+func (c *conn) awaitOne(out []byte) []byte {
+	runtime.Gosched()
+	if c.mail.pending() {
+		out = c.collect(out)
+	}
+	return out
 }
 
 // serve hands the buffered input to the codec, appending replies to out.

@@ -111,7 +111,12 @@
 // they are ready; over HTTP they go out in request order, each held until
 // those before it are out (MaxInFlight also bounds the replies held).
 // When the worker queue is full a message is answered -32000 "Server busy"
-// at once.
+// at once. When the event loops take every P (Options.Loops of
+// GOMAXPROCS or more, the default), a worker runs only when a loop lets
+// it: a read that hands one message to a worker yields the loop once
+// (runtime.Gosched), so that a method that does not block answers with
+// the read's own output rather than a loop pass later — the latency of
+// every client that sends one request at a time.
 //
 // A blocking call with a timeout (handler.WithCallTimeout,
 // handler.Timeout) runs on the engine's worker like any other, with no

@@ -58,6 +58,7 @@ type Engine struct {
 	notice   []byte       // the close notice (Options.CloseNotice), nil without one; immutable
 	now      atomic.Int64 // coarse clock (a reading of package clock), set by the ticker
 	maxConns int          // MaxConns, lowered to what the file descriptor limit allows
+	yield    bool         // the loops take every P: a worker runs only when a loop lets it (conn.awaitOne); set by Start
 	budget   budget       // MaxOutputBudget: the bytes held for all connections (budget.go)
 	stats    engineStats  // the counters of Stats (stats.go)
 
@@ -161,6 +162,7 @@ func (e *Engine) Start() error {
 	if loops <= 0 {
 		loops = runtime.GOMAXPROCS(0)
 	}
+	e.yield = loops >= runtime.GOMAXPROCS(0)
 	cli, err := gnet.NewClient(&events{e: e},
 		gnet.WithNumEventLoop(loops),
 		gnet.WithLogger(gnetlog.Logger{L: e.opts.Logger}),

@@ -1,13 +1,18 @@
 package engine
 
 // White-box tests of the connection core's helpers: the constant-time
-// comparison of the authorization cache (access.go) and the release of
-// jobs (work.go).
+// comparison of the authorization cache (access.go), the release of jobs
+// (work.go) and the yield to a worker (conn.go).
 
 import (
 	"bytes"
 	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/jetrpc/jetrpc/pool"
 )
 
 // TestSameBytes: sameBytes is bytes.Equal for slices of one length,
@@ -69,6 +74,49 @@ func TestJob_releaseClearsEveryField(t *testing.T) {
 		case f.Kind() == reflect.Struct:
 		case !f.IsZero():
 			t.Errorf("%s: not cleared", name)
+		}
+	}
+}
+
+// TestConn_awaitOneRepliesInTheSameRead: when the loops take every P, a
+// read that hands one message to a worker lets the worker run and writes
+// its reply with the read's own output — one traffic call, no second pass
+// of the loop — over HTTP and a stream; without the yield (a P to spare
+// for workers) the reply comes on the next pass. A read that hands off
+// several messages does not wait.
+func TestConn_awaitOneRepliesInTheSameRead(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // as in a pinned server: the worker runs only when the loop lets it
+	call := `{"jsonrpc":"2.0","method":"sleep","params":[0],"id":1}`
+	for _, c := range []struct {
+		name, in string
+		n        int
+	}{
+		{"http", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(len(call)) + "\r\n\r\n" + call, 1},
+		{"stream", call + "\n", 1},
+		{"stream pipelined", strings.Repeat(call+"\n", 4), 4},
+	} {
+		for _, yield := range []bool{true, false} {
+			cs, fc := newFakeConn(t)
+			cs.e.workers = pool.NewWorkers(4, 16)
+			cs.e.yield = yield
+			fc.in = []byte(c.in)
+			cs.traffic()
+			got := bytes.Count(fc.out, []byte(`"result":0,"id":1}`))
+			want := 0
+			if yield && c.n == 1 {
+				want = 1
+			}
+			if got != want {
+				t.Errorf("%s, yield %v: %d replies in the read's output %q, want %d", c.name, yield, got, fc.out, want)
+			}
+			for got < c.n { // the rest come on later passes
+				for !cs.mail.pending() {
+					runtime.Gosched()
+				}
+				cs.traffic()
+				got = bytes.Count(fc.out, []byte(`"result":0,"id":1}`))
+			}
+			cs.e.workers.Close()
 		}
 	}
 }
