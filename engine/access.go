@@ -136,6 +136,20 @@ const maxHostOK = 256
 type corsCache struct {
 	origin []byte // empty: none yet
 	lines  string
+	head   []byte      // the usual reply head (appendJSONHead's) with lines, up to the Content-Length value and its room; made for dated
+	dated  *datedHeads // the Date head was made with
+}
+
+// appendReplyHead is the package's appendReplyHead for a reply on an
+// HTTP/1.1 connection that persists, with the CORS lines of k: the head
+// is made once a Date, and appended in one piece.
+func (k *corsCache) appendReplyHead(dst []byte, digits int) []byte {
+	if d := dated.Load(); k.dated != d {
+		k.head = append(appendJSONHead(k.head[:0], true, 1, k.lines, 0), jsonLengthZeros[len(jsonLength):]...)
+		k.dated = d
+	}
+	dst = append(dst, k.head[:len(k.head)-len(jsonLengthZeros)+len(jsonLength)+digits]...)
+	return append(dst, "\r\n\r\n"...)
 }
 
 // corsLinesOf returns the CORS header lines of the replies to a request
@@ -158,6 +172,9 @@ func (h *httpCodec) corsLinesSlow(c *conn, origin []byte) string {
 	v, _ := handler.AllowOrigin(&c.e.opts.CORS, origin)
 	lines := c.e.corsLines[v]
 	if len(origin) <= maxHostOK {
+		if lines != k.lines {
+			k.dated = nil // its head is another's
+		}
 		k.origin, k.lines = append(k.origin[:0], origin...), lines
 	}
 	return lines

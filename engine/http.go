@@ -292,7 +292,11 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 	keep := r.KeepAlive && c.e.Ready() // draining or stopping: tell the client not to reuse the connection
 	mark := len(out)
 	digits := lengthDigits(c.loop.guess.n)
-	out = appendReplyHead(out, keep, r.Minor, digits, h.corsLines)
+	if h.corsLines != "" && h.corsLines == h.cors.lines && keep && r.Minor == 1 {
+		out = h.cors.appendReplyHead(out, digits) // the usual head with this connection's CORS lines, in one piece
+	} else {
+		out = appendReplyHead(out, keep, r.Minor, digits, h.corsLines)
+	}
 	start := len(out)
 	out, j, _ := c.run(out, msg, tag)
 	if j != nil {
@@ -409,6 +413,6 @@ func (h *httpCodec) release() {
 	if cap(headBuf) > maxHeadBuf {
 		headBuf = nil
 	}
-	*h = httpCodec{held: held, chunks: h.chunks, headBuf: headBuf, hostOK: h.hostOK[:0], auth: authCache{field: h.auth.field[:0]}, cors: corsCache{origin: h.cors.origin[:0]}}
+	*h = httpCodec{held: held, chunks: h.chunks, headBuf: headBuf, hostOK: h.hostOK[:0], auth: authCache{field: h.auth.field[:0]}, cors: corsCache{origin: h.cors.origin[:0], head: h.cors.head[:0]}}
 	httpCodecs.Put(h)
 }

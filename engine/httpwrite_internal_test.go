@@ -58,10 +58,16 @@ func replyHeadMismatch(date string) string {
 					start += "Connection: keep-alive\r\n"
 				}
 				start += "Content-Type: application/json\r\nContent-Length: "
+				k := corsCache{lines: cors} // a connection's: the head with its CORS lines, made once a Date
 				for digits := 1; digits <= 19; digits++ {
 					want := "xy" + start + "0000000000000000000"[:digits] + "\r\n\r\n"
 					if got := string(appendReplyHead([]byte("xy"), keep, minor, digits, cors)); got != want {
 						return fmt.Sprintf("keep %v minor %d origin %q digits %d:\n%q\nwant\n%q", keep, minor, origin, digits, got, want)
+					}
+					if keep && minor == 1 && cors != "" {
+						if got := string(k.appendReplyHead([]byte("xy"), digits)); got != want {
+							return fmt.Sprintf("corsCache, origin %q digits %d:\n%q\nwant\n%q", origin, digits, got, want)
+						}
 					}
 				}
 				body := `{"jsonrpc":"2.0","result":3,"id":1}`
@@ -73,4 +79,19 @@ func replyHeadMismatch(date string) string {
 		}
 	}
 	return ""
+}
+
+// TestCORSCache_headFollowsTheDate: a connection's reply head with its
+// CORS lines, made for one Date, is made again when the Date changes.
+func TestCORSCache_headFollowsTheDate(t *testing.T) {
+	defer updateDate(time.Now())
+	lines := "Access-Control-Allow-Origin: https://a.example\r\nVary: Origin\r\n"
+	k := corsCache{lines: lines}
+	for _, now := range []time.Time{time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), time.Date(2031, 6, 7, 8, 9, 10, 0, time.UTC)} {
+		updateDate(now)
+		want := string(appendReplyHead(nil, true, 1, 2, lines))
+		if got := string(k.appendReplyHead(nil, 2)); got != want {
+			t.Fatalf("at %v:\n%q\nwant\n%q", now, got, want)
+		}
+	}
 }
