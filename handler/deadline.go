@@ -96,7 +96,9 @@ func (d *deadlineCtx) Err() error {
 	if d.built.Load() {
 		return d.ctx().Err()
 	}
-	if clock.Now() >= d.deadline {
+	// The coarse clock tells a call well within its deadline without a
+	// clock reading.
+	if coarseMono()+int64(clockTick) >= d.deadline && clock.Now() >= d.deadline {
 		return d.ctx().Err() // Done is closed from now on, as Err says
 	}
 	return d.parent.Err()
@@ -112,21 +114,21 @@ func appendTimeout(dst []byte, r *parser.Request, m *method) []byte {
 	if r.Notification {
 		return dst
 	}
-	if r.Version == parser.Version1 {
-		dst = append(dst, `{"result":null,"error":{"code":`...)
-	} else {
-		dst = append(dst, `{"jsonrpc":"2.0","error":{"code":`...)
-	}
-	dst = append(dst, m.timedOut...)
-	return appendErrorEnd(dst, nil, r.ID)
+	dst = append(dst, m.timedOut[r.Version&1]...)
+	return append(appendID(dst, r.ID), '}')
 }
 
-// timeoutText returns the code and message of the reply to a call past
-// timeout, as appendErrorStart and the escaped message write them: the
-// part of the reply between `"code":` and the message's closing quote.
-func timeoutText(timeout time.Duration) string {
-	b := appendErrorStart(nil, parser.Version2, CodeDeadline)
-	b = b[len(`{"jsonrpc":"2.0","error":{"code":`):]
-	b = appendEscaped(b, "Deadline exceeded: the call ran past its timeout of "+timeout.String())
-	return string(b)
+// timeoutHeads are, by parser.Version, the replies to a call past a
+// timeout up to their id: what appendErrorReply writes before the id.
+type timeoutHeads [2]string
+
+// timeoutReplies returns the timeoutHeads of timeout.
+func timeoutReplies(timeout time.Duration) (heads timeoutHeads) {
+	for _, v := range []parser.Version{parser.Version1, parser.Version2} {
+		b := appendErrorStart(nil, v, CodeDeadline)
+		b = appendEscaped(b, "Deadline exceeded: the call ran past its timeout of "+timeout.String())
+		b = append(b, `"},"id":`...)
+		heads[v] = string(b)
+	}
+	return heads
 }

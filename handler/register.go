@@ -252,7 +252,7 @@ func registerMethod[P, R any](t *Table, name string, fn func(context.Context, P)
 		mt.timeout = cfg.timeout
 	}
 	mt.info.Cost, mt.info.MaxConcurrent, mt.info.Timeout = mt.cost, int(mt.maxConc), mt.timeout
-	mt.timedOut = timeoutText(mt.timeout)
+	mt.timedOut = timeoutReplies(mt.timeout)
 	mt.busy = name + " runs " + strconv.Itoa(int(mt.maxConc)) + " calls at most at once"
 	if len(cfg.require) > 0 {
 		mt.require = cfg.require
@@ -277,7 +277,7 @@ type method struct {
 	maxConc   int32          // MaxConcurrent, or 0
 	timeout   time.Duration  // the call timeout, or 0
 	running   atomic.Int32   // calls running now, counted when maxConc > 0
-	timedOut  string         // the code and message of the reply to a call past its timeout, as JSON text (timeoutText)
+	timedOut  timeoutHeads   // the reply to a call past its timeout up to its id, by version
 	busy      string         // the detail of the reply to a call past maxConc
 	stats     *methodMetrics // its counters (Options.Metrics), made at registration; nil without
 }
