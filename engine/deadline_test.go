@@ -122,6 +122,7 @@ func TestDeadline_httpKeepsTheOrderOfReplies(t *testing.T) {
 // on several connections of each transport at once, some past their
 // deadline and some not: every call gets its own answer — its result,
 // or -32002 when its method outlives its timeout — once.
+// Under -race a late result went out when RunHere judged lateness by the coarse clock, which lagged.
 func TestDeadline_manyCallsAndTimeouts(t *testing.T) {
 	tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithCallTimeout(time.Minute))
 	sleep := func(ctx context.Context, p [1]int) (int, error) {

@@ -96,9 +96,7 @@ func (d *deadlineCtx) Err() error {
 	if d.built.Load() {
 		return d.ctx().Err()
 	}
-	// The coarse clock tells a call well within its deadline without a
-	// clock reading.
-	if coarseMono()+int64(clockTick) >= d.deadline && clock.Now() >= d.deadline {
+	if clock.Now() >= d.deadline {
 		return d.ctx().Err() // Done is closed from now on, as Err says
 	}
 	return d.parent.Err()

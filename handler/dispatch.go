@@ -395,12 +395,9 @@ func (d *Pending) RunHere(ctx context.Context, dst []byte) (out []byte) {
 	} else {
 		dst = t.intercept(ctx, st, dst, r, m, nil, 0)
 	}
-	// Late or not: unobserved, the coarse clock tells a call well within
-	// its deadline without a clock reading.
-	var end int64
-	if t.obs != nil || coarseMono()+int64(clockTick) >= st.deadline {
-		end = clock.Now()
-	}
+	// Late or not, by the precise clock: the coarse one lags by a tick, or
+	// more on a loaded machine, and a late reply must never go.
+	end := clock.Now()
 	if end >= st.deadline {
 		st.code = CodeDeadline // the reply its caller gave at the deadline
 		dst = appendTimeout(dst[:before], r, m)
