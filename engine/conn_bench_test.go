@@ -14,6 +14,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/textlog"
 )
 
 // BenchmarkConn_traffic measures the engine's own code per message — the
@@ -141,7 +142,7 @@ func benchAdd42(b *testing.B, tab *handler.Table, in string, n int, opts ...Opti
 // all together ("prod"), against none of them ("bare"), on the same
 // requests (they carry the Authorization and Origin fields whether or
 // not the engine reads them). The access log formats its records with
-// slog's text handler, as jetrpc serve's does. Under callgrind
+// handler/textlog, as jetrpc serve's does. Under callgrind
 // (bench/scripts/perfguard.sh's method) each case's instructions per
 // message are exact.
 func BenchmarkConn_production(b *testing.B) {
@@ -150,7 +151,7 @@ func BenchmarkConn_production(b *testing.B) {
 	httpReq := "POST / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: jetrpc-bench\r\nAuthorization: Bearer " + key +
 		"\r\nOrigin: https://app.example.com\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(add)) + "\r\n\r\n" + add
 	keys := auth.NewKeys(map[string]handler.Grants{key: {"admin"}})
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(textlog.New(io.Discard, nil))
 	type feature struct {
 		table  []handler.Option
 		engine []Option
