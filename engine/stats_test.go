@@ -320,42 +320,12 @@ func TestStats_connsByTransport(t *testing.T) {
 	}
 }
 
-// waitWorkersIdle returns once n workers of w have run a task and gone
-// back to wait for the next: a pool without a queue takes a task only
-// from a worker that waits, and a new pool's goroutines may not have
-// started yet (under -race, they start late).
-func waitWorkersIdle(t *testing.T, w *pool.Workers, n int) {
-	t.Helper()
-	started, proceed := make(chan struct{}, n), make(chan struct{})
-	for i := 0; i < n; {
-		if w.TrySubmit(pool.TaskFunc(func() { started <- struct{}{}; <-proceed })) {
-			i++
-			continue
-		}
-		time.Sleep(time.Millisecond)
-	}
-	for range n {
-		<-started // n tasks run at once: n workers
-	}
-	close(proceed)
-	for i := 0; i < n; { // back at the queue: each takes a task again
-		if w.TrySubmit(pool.TaskFunc(func() {})) {
-			i++
-			continue
-		}
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(10 * time.Millisecond)
-}
-
 // TestStats_inFlightBackToZero: messages on workers count while they
 // run and stop counting when they end — when their client left first,
 // and when they are answered busy.
-// Under -race the new pool's workers had not started when the first hold came: it was answered busy.
 func TestStats_inFlightBackToZero(t *testing.T) {
 	workers := pool.NewWorkers(2, 0)
 	defer workers.Close()
-	waitWorkersIdle(t, workers, 2)
 	tab := handler.NewTable(handler.WithLogger(quiet()))
 	demo.Register(tab)
 	entered, release := make(chan struct{}, 8), make(chan struct{})

@@ -11,7 +11,12 @@
 //
 // Workers is a fixed set of goroutines fed by a bounded queue. TrySubmit
 // never blocks and never grows the queue: when it is full it returns false
-// and the caller answers "server busy" at once.
+// and the caller answers "server busy" at once. It wakes a parked worker
+// only when no worker is looking for work, and a worker that takes a task
+// wakes the next while more wait: a burst of tasks that do not block is
+// run by a worker or two, one after the other, rather than a worker woken
+// (and parked again) per task, and tasks that block still get a worker
+// each.
 //
 // # Concurrency
 //

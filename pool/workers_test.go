@@ -1,6 +1,8 @@
 package pool_test
 
 import (
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -147,5 +149,92 @@ func TestBuffers_allocs(t *testing.T) {
 		b.Put(buf)
 	}); got != 0 {
 		t.Fatalf("%v allocs, want 0", got)
+	}
+}
+
+// TestWorkers_newPoolTakesTasksAtOnce: a new pool without a queue takes
+// as many tasks as it has workers at once, even before its goroutines
+// have started.
+// With a channel, a task was refused until a worker goroutine had reached its receive: engine tests flaked under -race.
+func TestWorkers_newPoolTakesTasksAtOnce(t *testing.T) {
+	const n = 4
+	w := pool.NewWorkers(n, 0)
+	defer w.Close()
+	all, release := make(chan struct{}, n), make(chan struct{})
+	for i := range n {
+		if !w.TrySubmit(pool.TaskFunc(func() { all <- struct{}{}; <-release })) {
+			t.Fatalf("task %d of %d refused by a new pool of %d workers", i+1, n, n)
+		}
+	}
+	if w.TrySubmit(pool.TaskFunc(func() {})) {
+		t.Fatal("a task beyond the workers accepted without a queue")
+	}
+	for range n {
+		<-all // each runs on a worker of its own, all at once
+	}
+	close(release)
+}
+
+// TestWorkers_blockingTasksSpread: tasks that block until all of them
+// run — each woken worker wakes the next — get a worker each, from a
+// queue or not.
+func TestWorkers_blockingTasksSpread(t *testing.T) {
+	for _, queue := range []int{0, 64} {
+		const n = 16
+		w := pool.NewWorkers(n, queue)
+		var wg sync.WaitGroup
+		wg.Add(n)
+		running := make(chan struct{})
+		var count atomic.Int32
+		for range n {
+			for !w.TrySubmit(pool.TaskFunc(func() {
+				if count.Add(1) == n {
+					close(running)
+				}
+				<-running // blocks until all n run at once
+				wg.Done()
+			})) {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("queue %d: %d of %d blocking tasks ran at once", queue, count.Load(), n)
+		}
+		w.Close()
+	}
+}
+
+// TestWorkers_burstWakesFewWorkers: on one P, a burst of tasks that do
+// not block is taken by a worker or two, one task after the other, not a
+// worker woken per task.
+func TestWorkers_burstWakesFewWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	w := pool.NewWorkers(32, 64)
+	defer w.Close()
+	time.Sleep(10 * time.Millisecond) // the workers park
+	var mu sync.Mutex
+	ran := map[string]int{}
+	var wg sync.WaitGroup
+	const n = 16
+	wg.Add(n)
+	for range n {
+		if !w.TrySubmit(pool.TaskFunc(func() {
+			var b [64]byte
+			id := strings.Fields(string(b[:runtime.Stack(b[:], false)]))[1] // "goroutine N [running]:"
+			mu.Lock()
+			ran[id]++
+			mu.Unlock()
+			wg.Done()
+		})) {
+			t.Fatal("refused")
+		}
+	}
+	wg.Wait()
+	if len(ran) > 4 {
+		t.Errorf("%d tasks of a burst ran on %d workers, want a few: %v", n, len(ran), ran)
 	}
 }
