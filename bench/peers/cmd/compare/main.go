@@ -31,7 +31,8 @@ import (
 // server is one peer.
 type server struct {
 	name       string
-	pkg        string // what to build: a package of this module, or ../.. for jetrpc
+	pkg        string // what to build: a package of this module, or of dir's
+	dir        string // where to build pkg: "" for this module; ../.. for jetrpc, built in its own module with its own go.sum
 	args       func(httpAddr, tcpAddr string) []string
 	http       bool
 	tcp        bool
@@ -52,7 +53,7 @@ func servers() []*server {
 		{name: "ceiling", pkg: "./cmd/ceiling", http: true, tcp: true, shared: true, batch: true, check: false,
 			note: "gnet, fixed reply, no JSON parsing",
 			args: func(h, _ string) []string { return []string{"-addr", "tcp://" + h} }},
-		{name: "jetrpc", pkg: "github.com/jetrpc/jetrpc/cmd/jetrpc", http: true, tcp: true, shared: true, ws: true, batch: true, check: true,
+		{name: "jetrpc", pkg: "./cmd/jetrpc", dir: "../..", http: true, tcp: true, shared: true, ws: true, batch: true, check: true,
 			args: func(h, _ string) []string { return []string{"serve", "--http", h, "--loops", "1"} }},
 		{name: "fasthttp+sonic", pkg: "./cmd/fasthttp", http: true, batch: true, check: true,
 			args: func(h, _ string) []string { return []string{"-http", h} }},
@@ -148,6 +149,7 @@ func main() {
 		s.bin = filepath.Join(dir, strings.NewReplacer("/", "_", "+", "_").Replace(s.name))
 		fmt.Fprintf(os.Stderr, "building %s\n", s.name)
 		cmd := exec.Command("go", "build", "-o", s.bin, s.pkg)
+		cmd.Dir = s.dir
 		cmd.Stderr = os.Stderr
 		must(cmd.Run())
 	}
