@@ -39,6 +39,7 @@ type conn struct {
 	tport transport   // codec's transport, kept for the counters once the codec is released; 0 until the first byte
 
 	closing closeReason // why the connection closes once flushed; notClosing until closeAfterFlush
+	refusal string      // the body of the HTTP answer to the Authorizer's last refusal (authorize)
 	paused  bool        // too much unsent output, its own or the server's (budget.go): input is left unread
 	gate    readGate    // whether its socket is read (pause_linux.go)
 
@@ -140,14 +141,20 @@ func (c *conn) traffic() gnet.Action {
 		// nothing else would call us back for it.
 		c.paused = c.mustPause(gc.OutboundBuffered() + len(out))
 	}
-	if c.closing == notClosing && !c.paused {
+	// Stopping, a stream or WebSocket runs nothing it reads from then
+	// on: its calls in flight are answered, then it closes. An HTTP
+	// connection answers the next request it reads, with Connection:
+	// close, and closes after it (httpCodec.call).
+	stopping := e.draining.Load()
+	reads := !stopping || c.codec != nil && c.codec.transport() == transportHTTP
+	if c.closing == notClosing && !c.paused && reads {
 		handed := c.work.seq
 		out = c.serve(out)
 		if c.work.seq == handed+1 && e.yield {
 			out = c.awaitOne(out)
 		}
 	}
-	if e.draining.Load() && c.closing == notClosing && c.work.inflight == 0 && c.timer.partial.Load() == 0 {
+	if stopping && c.closing == notClosing && c.work.inflight == 0 && (!reads || c.timer.partial.Load() == 0) {
 		out = c.closeAfterFlush(out, closeStopping)
 	}
 	wrote := len(out) > 0

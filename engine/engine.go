@@ -111,10 +111,12 @@ func New(t *handler.Table, opts ...Option) *Engine {
 // Drain takes the engine out of a load balancer's pool without stopping
 // it: from now on the health check (Options.HealthPath) answers 503
 // {"status":"draining"}, while new connections and calls are served as
-// before, except that HTTP replies say Connection: close, so that
-// keep-alive clients connect again (through the balancer, to a node that
-// is ready). WebSocket and stream connections stay open. Stop follows, after the time the balancer's health checks need
-// to notice (Run waits Options.DrainGrace). Drain cannot be undone; it
+// before, except that each HTTP response says Connection: close and is
+// its connection's last — nothing the client pipelined behind it is run
+// (RFC 9112 9.6) — so that keep-alive clients connect again (through the
+// balancer, to a node that is ready). WebSocket and stream connections
+// stay open. Stop follows, after the time the balancer's health checks
+// need to notice (Run waits Options.DrainGrace). Drain cannot be undone; it
 // is safe from any goroutine and more than once.
 func (e *Engine) Drain() {
 	if !e.unready.Swap(true) {
@@ -237,9 +239,11 @@ func (e *Engine) DrainFor(grace time.Duration, cut <-chan struct{}) {
 // handlers' contexts are cancelled, for the replies of those that return.
 const stopGrace = 200 * time.Millisecond
 
-// Stop stops accepting, lets the requests already received finish and
-// their replies reach the wire, then closes every connection and the
-// event loops. If ctx ends first, the handlers still running see their
+// Stop stops accepting, lets the calls already running finish and their
+// replies reach the wire, then closes every connection and the event
+// loops. Nothing read after Stop began is run, but for one request on
+// each HTTP connection, answered with Connection: close: a client may
+// safely send again elsewhere whatever got no reply. If ctx ends first, the handlers still running see their
 // contexts cancelled; the replies of those that return within a short
 // grace (200 ms) are still written, then the remaining connections are
 // closed and ctx's error is returned. Stop must not be called from a

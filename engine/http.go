@@ -175,8 +175,8 @@ func (h *httpCodec) keepHead(c *conn) {
 // follows that would have to be skipped.
 func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	e, r := c.e, &h.req
-	keep := r.KeepAlive && !r.HasBody()
-	why := closeByClient // when the connection does not persist
+	keep := r.KeepAlive && !r.HasBody() && e.Ready() // draining or stopping: the last response (call)
+	why := h.closeWhy(c)                             // when the connection does not persist
 	page := e.pageFor(r.Method, r.Target)
 	mark := len(out)
 	switch {
@@ -194,7 +194,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		if e.opts.Authorize != nil {
 			c.call.Meta.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)
 			if status := c.authorize(); status != 0 {
-				out = appendStatus(out, status, keep, r.Minor, h.corsLines)
+				out = appendStatusText(out, status, c.refusal, keep, r.Minor, h.corsLines)
 				break
 			}
 		}
@@ -221,12 +221,12 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 // (401 or 403). A body that follows is not read: the connection closes.
 func (h *httpCodec) refuseCaller(c *conn, out []byte, status int) []byte {
 	r := &h.req
-	keep := r.KeepAlive && !r.HasBody()
+	keep := r.KeepAlive && !r.HasBody() && c.e.Ready()
 	mark := len(out)
-	out = appendStatus(out, status, keep, r.Minor, h.corsLines)
+	out = appendStatusText(out, status, c.refusal, keep, r.Minor, h.corsLines)
 	out = h.emit(c, out, mark)
 	if !keep {
-		out = c.closeAfterFlush(out, closeByClient)
+		out = c.closeAfterFlush(out, h.closeWhy(c))
 	}
 	return out
 }
@@ -246,7 +246,7 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 	}
 	c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target, h.req.Auth)
 	if status := c.authorize(); status != 0 {
-		out = appendStatus(out, status, false, r.Minor, "")
+		out = appendStatusText(out, status, c.refusal, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	}
 	return upgradeWS(c, out, h.head, r)
@@ -282,14 +282,16 @@ func (h *httpCodec) continue100(c *conn, out []byte) []byte {
 // while it runs on a worker.
 func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 	r := &h.req
+	// Draining or stopping, the reply says Connection: close and is the
+	// connection's last: nothing read after it is run (RFC 9112 9.6).
+	keep := r.KeepAlive && c.e.Ready()
 	tag := uint8(0)
-	if r.KeepAlive {
+	if keep {
 		tag |= tagKeepAlive
 	}
 	if r.Minor == 1 {
 		tag |= tagHTTP11
 	}
-	keep := r.KeepAlive && c.e.Ready() // draining or stopping: tell the client not to reuse the connection
 	mark := len(out)
 	digits := lengthDigits(c.loop.guess.n)
 	if h.corsLines != "" && h.corsLines == h.cors.lines && keep && r.Minor == 1 {
@@ -308,10 +310,19 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 		out = finishReply(out, mark, start, digits, keep, r.Minor, h.corsLines)
 		out = h.emit(c, out, mark)
 	}
-	if !r.KeepAlive {
-		out = c.closeAfterFlush(out, closeByClient)
+	if !keep {
+		out = c.closeAfterFlush(out, h.closeWhy(c))
 	}
 	return out
+}
+
+// closeWhy is why a connection closes after a reply that says
+// Connection: close: the client asked, or the engine drains or stops.
+func (h *httpCodec) closeWhy(c *conn) closeReason {
+	if h.req.KeepAlive && !c.e.Ready() {
+		return closeStopping
+	}
+	return closeByClient
 }
 
 func (h *httpCodec) swap(j, r *job) {
@@ -375,7 +386,15 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 			if j.tag&tagHTTP11 != 0 {
 				minor = 1
 			}
-			keep := j.tag&tagKeepAlive != 0 && c.e.Ready()
+			// The keep-alive the request was read under: replies to the
+			// requests after it may follow. The last reply of a connection
+			// set to close (stopping, a timeout) says so, and, stopping,
+			// nothing read after it is run.
+			keep := j.tag&tagKeepAlive != 0
+			if keep && !h.pending() && (c.closing != notClosing || c.e.draining.Load()) {
+				keep = false
+				out = c.closeAfterFlush(out, closeStopping)
+			}
 			out = appendReply(out, j.out, keep, minor, j.cors)
 		}
 		j.release()

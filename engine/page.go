@@ -81,19 +81,17 @@ func (j *job) runPage() {
 	if j.tag&tagHTTP11 != 0 {
 		minor = 1
 	}
-	keep := func() bool { // when the response is made: stopping, the client is told not to reuse the connection, as replies to calls are
-		return j.tag&tagKeepAlive != 0 && j.c.e.Ready()
-	}
+	keep := j.tag&tagKeepAlive != 0 // as the request was read (answerHead)
 	body := pool.Responses.Get()
 	defer func() {
 		if v := recover(); v != nil {
 			j.c.e.opts.Logger.Error("jetrpc: page failed", "path", p.Path, "panic", v, "stack", string(debug.Stack()))
-			j.out = appendStatus(j.out[:0], http1.StatusInternalServerError, keep(), minor, j.cors)
+			j.out = appendStatus(j.out[:0], http1.StatusInternalServerError, keep, minor, j.cors)
 		}
 		pool.Responses.Put(body)
 	}()
 	body.B = p.Append(body.B[:0])
-	out := appendHeadStart(j.out[:0], statusLine200, keep(), minor, j.cors)
+	out := appendHeadStart(j.out[:0], statusLine200, keep, minor, j.cors)
 	out = append(out, "Content-Type: "...)
 	out = append(out, p.ContentType...)
 	out = append(out, "\r\nContent-Length: "...)
