@@ -32,6 +32,7 @@ func (c *conn) authorize() int {
 	if err != nil {
 		c.call.Meta.Grants = nil
 		c.e.opts.Logger.Debug("jetrpc: caller refused", "remote", c.remote(), "transport", c.call.Meta.Transport.String(), "err", err)
+		c.refusal = handler.AuthText(err)
 		return handler.AuthStatus(err)
 	}
 	c.call.Meta.Grants = g

@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/jetrpc/jetrpc/parser"
@@ -111,6 +112,12 @@ var (
 	// ErrUnauthenticated: the request carries no credentials, or wrong
 	// ones; HTTP answers 401 with WWW-Authenticate: Bearer.
 	ErrUnauthenticated = errors.New("jetrpc: missing or invalid credentials")
+	// ErrTokenInURL: the request carries a bearer token in its URL (the
+	// access_token query parameter) and is not a WebSocket upgrade, the
+	// one request a browser cannot give an Authorization header. A
+	// token in a URL ends up in proxies' and servers' logs. It wraps
+	// ErrUnauthenticated: HTTP answers 401, with TextTokenInURL.
+	ErrTokenInURL = fmt.Errorf("%w: a token in the URL (access_token) is accepted on a WebSocket upgrade only", ErrUnauthenticated)
 	// ErrAccessDenied: the caller is known but may not call this server
 	// (an address not allowed, say); HTTP answers 403.
 	ErrAccessDenied = errors.New("jetrpc: access denied")

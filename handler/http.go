@@ -163,6 +163,19 @@ func HTTPErrorText(status int) string {
 	return "malformed request\n"
 }
 
+// TextTokenInURL is the body of the 401 answering ErrTokenInURL.
+const TextTokenInURL = "a token in the URL (access_token) is accepted on a WebSocket upgrade only: send the header Authorization: Bearer TOKEN\n"
+
+// AuthText is the body of the HTTP refusal of an Authorizer's error err:
+// TextTokenInURL for ErrTokenInURL, else HTTPErrorText of its status
+// (AuthStatus).
+func AuthText(err error) string {
+	if errors.Is(err, ErrTokenInURL) {
+		return TextTokenInURL
+	}
+	return HTTPErrorText(AuthStatus(err))
+}
+
 // Texts of the 403 refusals of the browser checks, the same from the
 // engine and from HTTPHandler.
 const (
@@ -245,7 +258,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", "Bearer")
 			}
-			httpError(w, status)
+			httpErrorText(w, status, AuthText(err))
 			return
 		}
 		cc.Meta.Grants = g

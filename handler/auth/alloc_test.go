@@ -24,8 +24,8 @@ func TestKeys_Authorize_zeroAllocs(t *testing.T) {
 		ok bool
 	}{
 		{at: here(), m: httpMeta("/", "Content-Type: application/json", "Authorization: Bearer "+keyAdmin), ok: true},
-		{at: here(), m: httpMeta("/", "Sec-WebSocket-Protocol: jsonrpc, bearer."+keyAdmin), ok: true},
-		{at: here(), m: httpMeta("/?access_token=" + keyAdmin), ok: true},
+		{at: here(), m: wsMeta("/", "Sec-WebSocket-Protocol: jsonrpc, bearer."+keyAdmin), ok: true},
+		{at: here(), m: wsMeta("/?access_token=" + keyAdmin), ok: true},
 		{at: here(), m: httpMeta("/", "Authorization: Bearer "+keyAdmin+keyAdmin+keyAdmin)}, // past []byte(s)'s 32-byte buffer
 		{at: here(), m: httpMeta("/", "Authorization: Bearer x"+keyAdmin)},
 		{at: here(), m: httpMeta("/")},

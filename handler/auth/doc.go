@@ -35,8 +35,10 @@
 //
 // The bearer token is the credential a request presents (Token finds
 // it): the Authorization header's "Bearer" credentials (RFC 6750 2.1),
-// a "bearer.<token>" WebSocket subprotocol (browsers' WebSocket cannot
-// set headers), or the access_token query parameter (RFC 6750 2.3). An
+// or, on a WebSocket upgrade only (browsers' WebSocket cannot set
+// headers), a "bearer.<token>" subprotocol or the access_token query
+// parameter (RFC 6750 2.3); a token in the URL of any other request is
+// refused (handler.ErrTokenInURL: 401), as URLs end up in logs. An
 // API key is a bearer token known in advance; a JWT is one the client
 // mints itself from a shared secret. Grants are what the caller may do
 // (handler.Grants, handler.Require).

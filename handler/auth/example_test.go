@@ -16,8 +16,9 @@ import (
 func ExampleToken() {
 	for _, h := range []string{
 		"POST / HTTP/1.1\r\nAuthorization: Bearer from-header\r\n\r\n",
-		"GET /ws HTTP/1.1\r\nSec-WebSocket-Protocol: jsonrpc, bearer.from-subprotocol\r\n\r\n",
-		"POST /?access_token=from-query HTTP/1.1\r\n\r\n",
+		"GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nSec-WebSocket-Protocol: jsonrpc, bearer.from-subprotocol\r\n\r\n",
+		"GET /ws?access_token=from-query HTTP/1.1\r\nUpgrade: websocket\r\n\r\n",
+		"POST /?access_token=in-a-post-url HTTP/1.1\r\n\r\n", // refused: a WebSocket upgrade's only
 		"POST / HTTP/1.1\r\nAuthorization: Basic dXNlcjpwYXNz\r\n\r\n",
 	} {
 		var m handler.Meta
@@ -28,6 +29,7 @@ func ExampleToken() {
 	// "from-header"
 	// "from-subprotocol"
 	// "from-query"
+	// ""
 	// ""
 }
 
@@ -69,7 +71,7 @@ func ExampleLoadKeys() {
 	fmt.Println(keys.Len(), "keys")
 
 	var m handler.Meta
-	m.SetHTTPHead([]byte("POST /?access_token=9a8b7c6d5e4f30211203948576afbecd HTTP/1.1\r\n\r\n"))
+	m.SetHTTPHead([]byte("POST / HTTP/1.1\r\nAuthorization: Bearer 9a8b7c6d5e4f30211203948576afbecd\r\n\r\n"))
 	fmt.Println(keys.Authorize(&m))
 
 	if err := os.WriteFile(path, []byte(file+"tooshort read\n"), 0o600); err != nil {

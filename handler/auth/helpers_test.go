@@ -42,6 +42,16 @@ func httpMeta(target string, fields ...string) *handler.Meta {
 	return m
 }
 
+// wsMeta returns a Meta for a WebSocket upgrade request to target with
+// the header lines fields.
+func wsMeta(target string, fields ...string) *handler.Meta {
+	m := &handler.Meta{Transport: handler.TransportHTTP}
+	h := strings.Replace(string(head(target, fields...)), "POST ", "GET ", 1)
+	h = strings.Replace(h, "\r\n\r\n", "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 1)
+	m.SetHTTPHead([]byte(h))
+	return m
+}
+
 // tcp returns the TCP address of ip (port 4242).
 func tcp(ip string) *net.TCPAddr {
 	return &net.TCPAddr{IP: net.ParseIP(ip), Port: 4242}

@@ -113,6 +113,9 @@ func NewJWT(secret []byte, grants handler.Grants) *JWT {
 func (j *JWT) Authorize(m *handler.Meta) (handler.Grants, error) {
 	t := headerToken(m)
 	if t == "" {
+		if TokenInURL(m) {
+			return nil, handler.ErrTokenInURL
+		}
 		return nil, errMissingToken
 	}
 	var claims jwt.RegisteredClaims

@@ -112,7 +112,8 @@ func TestJWT_Authorize(t *testing.T) {
 		{at: here(), m: httpMeta("/", "Authorization: Basic "+valid), want: "missing token"},
 		{at: here(), m: &handler.Meta{Transport: handler.TransportStream, Remote: tcp("127.0.0.1")}, want: "missing token"},
 		// geth reads the Authorization header only.
-		{at: here(), m: httpMeta("/?access_token=" + valid), want: "missing token"},
+		{at: here(), m: wsMeta("/?access_token=" + valid), want: "missing token"},
+		{at: here(), m: httpMeta("/?access_token=" + valid), want: "accepted on a WebSocket upgrade only"},
 		{at: here(), m: httpMeta("/", "Sec-WebSocket-Protocol: jsonrpc, bearer."+valid), want: "missing token"},
 	} {
 		g, err := newTestJWT().Authorize(c.m)

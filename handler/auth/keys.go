@@ -93,8 +93,10 @@ func NewKeys(keys map[string]handler.Grants) *Keys {
 func (k *Keys) Len() int { return k.n }
 
 // Authorize returns the grants of the API key that m's request presents
-// as its bearer token (Token: the Authorization header, a WebSocket
-// subprotocol or the access_token query parameter), and sets
+// as its bearer token (Token: the Authorization header, or on a
+// WebSocket upgrade a subprotocol or the access_token query parameter;
+// a token in the URL of another request is refused with
+// handler.ErrTokenInURL), and sets
 // m.Principal to the key's name (KeyName), so that rate limits count
 // the key's calls together from every address; or it returns an error
 // wrapping handler.ErrUnauthenticated, and leaves m alone, when the
@@ -115,6 +117,9 @@ func (k *Keys) Authorize(m *handler.Meta) (handler.Grants, error) {
 		t = Token(m)
 	}
 	if t == "" {
+		if TokenInURL(m) {
+			return nil, handler.ErrTokenInURL
+		}
 		return nil, errNoToken
 	}
 	// ConstantTimeCompare only reads its arguments: viewing the strings'

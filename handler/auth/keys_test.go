@@ -136,8 +136,11 @@ func TestKeys_Authorize(t *testing.T) {
 		ok     bool
 	}{
 		{at: here(), m: httpMeta("/", "Authorization: Bearer "+keyAdmin), grants: handler.Grants{"admin"}, ok: true},
-		{at: here(), m: httpMeta("/", "Sec-WebSocket-Protocol: jsonrpc, bearer."+keyAdmin), grants: handler.Grants{"admin"}, ok: true},
-		{at: here(), m: httpMeta("/?access_token=" + keyAdmin), grants: handler.Grants{"admin"}, ok: true},
+		{at: here(), m: wsMeta("/", "Sec-WebSocket-Protocol: jsonrpc, bearer."+keyAdmin), grants: handler.Grants{"admin"}, ok: true},
+		{at: here(), m: wsMeta("/?access_token=" + keyAdmin), grants: handler.Grants{"admin"}, ok: true},
+		// Off a WebSocket upgrade, a token in the URL or a subprotocol is refused.
+		{at: here(), m: httpMeta("/?access_token=" + keyAdmin)},
+		{at: here(), m: httpMeta("/", "Sec-WebSocket-Protocol: jsonrpc, bearer."+keyAdmin)},
 		{at: here(), m: httpMeta("/", "Authorization: Bearer "+keyReader), ok: true},
 		{at: here(), m: httpMeta("/", "Authorization: Bearer "+keyAdmin+"x")},
 		{at: here(), m: httpMeta("/", "Authorization: Bearer "+keyAdmin[1:])},
@@ -148,7 +151,7 @@ func TestKeys_Authorize(t *testing.T) {
 		{at: here(), m: &handler.Meta{Transport: handler.TransportStream, Remote: tcp("127.0.0.1")}},
 		{at: here(), m: &handler.Meta{}},
 		// A wrong header token is not rescued by a right query token.
-		{at: here(), m: httpMeta("/?access_token="+keyAdmin, "Authorization: Bearer wrong")},
+		{at: here(), m: wsMeta("/?access_token="+keyAdmin, "Authorization: Bearer wrong")},
 	} {
 		g, err := k.Authorize(c.m)
 		if c.ok {

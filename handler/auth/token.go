@@ -33,9 +33,14 @@ const (
 //  1. the Authorization header with the scheme "Bearer", matched
 //     ignoring case, then one or more spaces and the token (RFC 6750
 //     2.1);
-//  2. the first element "bearer.<token>" of the Sec-WebSocket-Protocol
-//     list, across all its fields (see ProtocolPrefix);
-//  3. the query parameter access_token, percent-decoded (RFC 6750 2.3).
+//  2. on a WebSocket upgrade only (GET with Upgrade: websocket), which a
+//     browser cannot give an Authorization header: the first element
+//     "bearer.<token>" of the Sec-WebSocket-Protocol list, across all
+//     its fields (see ProtocolPrefix);
+//  3. on a WebSocket upgrade only: the query parameter access_token,
+//     percent-decoded (RFC 6750 2.3). Anywhere else a token in the URL
+//     is refused (handler.ErrTokenInURL, see TokenInURL): URLs end up
+//     in proxies' and servers' logs.
 //
 // A source that is absent, empty or malformed (another scheme, a token
 // containing white space) is skipped. Token returns "" when no source
@@ -53,6 +58,9 @@ func Token(m *handler.Meta) string {
 	if t := bearer(m.Header(headerAuthorization)); t != "" {
 		return t
 	}
+	if !isUpgrade(m) {
+		return ""
+	}
 	if t := wsToken(m); t != "" {
 		return t
 	}
@@ -60,6 +68,21 @@ func Token(m *handler.Meta) string {
 		return t
 	}
 	return ""
+}
+
+// TokenInURL reports whether the request m describes carries a token in
+// its URL (the access_token query parameter) that Token does not take:
+// the request is not a WebSocket upgrade. An Authorizer refuses it with
+// handler.ErrTokenInURL rather than as a request without a token, so
+// that the client learns why.
+func TokenInURL(m *handler.Meta) bool {
+	return !isUpgrade(m) && m.Query(queryAccessToken) != ""
+}
+
+// isUpgrade reports whether m describes a WebSocket upgrade: a GET with
+// Upgrade: websocket. It does not allocate.
+func isUpgrade(m *handler.Meta) bool {
+	return m.Method() == "GET" && strings.EqualFold(m.Header("Upgrade"), "websocket")
 }
 
 // headerToken returns the token of m's Authorization header alone, as

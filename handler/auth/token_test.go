@@ -2,14 +2,15 @@ package auth_test
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
 )
 
-// tokenCases are requests (target and header fields) and the token each
-// carries; the fuzz target is seeded from them.
+// tokenCases are WebSocket upgrade requests (target and header fields)
+// and the token each carries; the fuzz target is seeded from them.
 var tokenCases = []struct {
 	at     string
 	target string
@@ -67,8 +68,44 @@ var tokenCases = []struct {
 
 func TestToken(t *testing.T) {
 	for _, c := range tokenCases {
-		if got := auth.Token(httpMeta(c.target, c.fields...)); got != c.want {
+		if got := auth.Token(wsMeta(c.target, c.fields...)); got != c.want {
 			t.Errorf("%s: Token = %q; want %q", c.at, got, c.want)
+		}
+	}
+}
+
+// A token in the URL or a subprotocol counts on a WebSocket upgrade only:
+// on a POST (or a GET that is no upgrade) Token finds none, and
+// TokenInURL tells a refusal why.
+//
+// An API key in ?access_token= was accepted on an HTTP POST (found by an attack pass).
+func TestToken_urlAndSubprotocolOnlyOnUpgrade(t *testing.T) {
+	get := func(target string, fields ...string) *handler.Meta {
+		m := &handler.Meta{Transport: handler.TransportHTTP}
+		m.SetHTTPHead([]byte(strings.Replace(string(head(target, fields...)), "POST ", "GET ", 1)))
+		return m
+	}
+	for _, c := range []struct {
+		at       string
+		m        *handler.Meta
+		want     string
+		tokenURL bool
+	}{
+		{at: here(), m: httpMeta("/?access_token=q"), want: "", tokenURL: true},
+		{at: here(), m: httpMeta("/rpc?a=1&access_token=q"), want: "", tokenURL: true},
+		{at: here(), m: get("/?access_token=q"), want: "", tokenURL: true},
+		{at: here(), m: get("/?access_token=q", "Upgrade: h2c"), want: "", tokenURL: true},
+		{at: here(), m: httpMeta("/", "Sec-WebSocket-Protocol: bearer.ws"), want: ""},
+		{at: here(), m: httpMeta("/?access_token=q", "Authorization: Bearer h"), want: "h", tokenURL: true},
+		{at: here(), m: wsMeta("/?access_token=q"), want: "q"},
+		{at: here(), m: get("/?access_token=q", "Upgrade: WebSocket"), want: "q"},
+		{at: here(), m: httpMeta("/"), want: ""},
+	} {
+		if got := auth.Token(c.m); got != c.want {
+			t.Errorf("%s: Token = %q; want %q", c.at, got, c.want)
+		}
+		if got := auth.TokenInURL(c.m); got != c.tokenURL {
+			t.Errorf("%s: TokenInURL = %v; want %v", c.at, got, c.tokenURL)
 		}
 	}
 }
@@ -76,7 +113,8 @@ func TestToken(t *testing.T) {
 // TestToken_netHTTP reads the same requests through net/http's Request.
 func TestToken_netHTTP(t *testing.T) {
 	for _, c := range tokenCases {
-		r := httptest.NewRequest("POST", c.target, nil)
+		r := httptest.NewRequest("GET", c.target, nil)
+		r.Header.Set("Upgrade", "websocket")
 		for _, f := range c.fields {
 			name, value, _ := cutField(f)
 			r.Header.Add(name, value)
