@@ -119,7 +119,11 @@ func (h *httpCodec) hostAllowed(c *conn, r *http1.Request) bool {
 	if len(hosts) == 0 || len(h.hostOK) > 0 && string(r.Host) == string(h.hostOK) {
 		return true
 	}
-	if !handler.HostAllowed(hosts, r.Host) {
+	if c.e.opts.StrictHosts {
+		if !handler.HostAllowedStrict(hosts, r.Host) {
+			return false
+		}
+	} else if !handler.HostAllowed(hosts, r.Host) {
 		return false
 	}
 	if len(r.Host) <= maxHostOK {

@@ -432,6 +432,44 @@ func TestHosts_refuseOtherNames(t *testing.T) {
 	}
 }
 
+// A Host check that means it: only a real IP address counts as one,
+// and a strict list (WithStrictHosts) admits no address it does not
+// name and no request without a Host, HTTP/1.0 included.
+//
+// Host: [evil.com] passed as an IPv6 literal, and nothing could refuse an address or a missing Host (found by an attack pass).
+func TestHosts_ipLiteralsAndStrict(t *testing.T) {
+	call := `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`
+	req := func(version, hostLine string) string {
+		return "POST / HTTP/" + version + "\r\n" + hostLine + "Content-Type: application/json\r\nContent-Length: " + itoa(len(call)) + "\r\n\r\n" + call
+	}
+	for _, strict := range []bool{false, true} {
+		_, tcp, _ := startEngine(t, nil, engine.WithHosts("api.example", "10.9.8.7"), engine.WithStrictHosts(strict))
+		for _, c := range []struct {
+			req         string
+			lax, strict int
+		}{
+			{req("1.1", "Host: api.example\r\n"), 200, 200},
+			{req("1.1", "Host: 10.9.8.7:8545\r\n"), 200, 200},
+			{req("1.1", "Host: [evil.com]\r\n"), 403, 403},
+			{req("1.1", "Host: [evil.com]:80\r\n"), 403, 403},
+			{req("1.1", "Host: 127.0.0.1:8545\r\n"), 200, 403},
+			{req("1.1", "Host: [::1]:8545\r\n"), 200, 403},
+			{req("1.1", "Host: 999.1.1.1\r\n"), 403, 403},
+			{req("1.1", "Host: \r\n"), 200, 403},
+			{req("1.0", ""), 200, 403},
+		} {
+			want := c.lax
+			if strict {
+				want = c.strict
+			}
+			r := rawHTTP(t, tcp, c.req, 1)[0]
+			if r.StatusCode != want || want == 403 && bodyOf(r) != handler.TextHostNotAllowed {
+				t.Errorf("strict %v, %q: %d %q; want %d", strict, strings.SplitN(c.req, "Content-Type", 2)[0], r.StatusCode, bodyOf(r), want)
+			}
+		}
+	}
+}
+
 // TestInterceptors_overTheEngine: every call reaches the interceptors —
 // inline, on a worker, unknown, malformed — with its metadata, and a
 // refusal is the reply.

@@ -133,9 +133,16 @@ type Options struct {
 	CORS handler.CORS
 	// Hosts, when not empty, is the allow list of Host names (geth's
 	// vhosts; "*" for any): an HTTP request naming another host gets 403,
-	// which defeats DNS rebinding. IP addresses and an empty Host always
-	// pass (see handler.HostAllowed).
+	// which defeats DNS rebinding. IP addresses (real ones) and an empty
+	// or missing Host pass too — a rebinding attack needs a name, and
+	// every browser sends a Host — unless StrictHosts is set (see
+	// handler.HostAllowed).
 	Hosts []string
+	// StrictHosts makes Hosts strict: an IP address passes only when
+	// Hosts names it, and a request without a Host, or an empty one, gets
+	// 403 (handler.HostAllowedStrict). For a server reached only under
+	// its names, so that a scan of addresses finds nothing to call.
+	StrictHosts bool
 	// AcceptConn, when set, is asked about each new connection as it is
 	// accepted, before any byte of it is read; false closes it at once
 	// (IP allow and deny lists: handler/auth.IPFilter). It runs on the
@@ -257,6 +264,9 @@ func WithCORS(origins ...string) Option {
 func WithHosts(hosts ...string) Option {
 	return func(o *Options) { o.Hosts = append([]string(nil), hosts...) }
 }
+
+// WithStrictHosts sets Options.StrictHosts.
+func WithStrictHosts(on bool) Option { return func(o *Options) { o.StrictHosts = on } }
 
 // WithAcceptConn sets Options.AcceptConn.
 func WithAcceptConn(f func(remote net.Addr) bool) Option {

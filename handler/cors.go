@@ -116,28 +116,41 @@ func (c *CORS) maxAge() string {
 
 // HostAllowed reports whether an HTTP request's Host value (port
 // optional) names this server, by the allow list hosts (geth's vhosts):
-// with no list, or "*" in it, every host is; an IP address always is (a
-// DNS-rebinding attack needs a name), and so is an empty Host (no browser
-// sends one); else the name must be in the list, ignoring ASCII case. It
+// with no list, or "*" in it, every host is; so are an IP address — a
+// real one: a dotted IPv4 address or a bracketed IPv6 address, without a
+// zone — since a DNS-rebinding attack needs a name, and an empty or
+// missing Host, which no browser sends; else the name must be in the
+// list, ignoring ASCII case. HostAllowedStrict admits neither. It
 // allocates nothing.
 func HostAllowed[T ~string | ~[]byte](hosts []string, host T) bool {
-	if len(hosts) == 0 || len(host) == 0 {
+	return hostAllowed(hosts, host, false)
+}
+
+// HostAllowedStrict is HostAllowed with a strict list: an IP address
+// passes only when the list names it (as the Host carries it, "[::1]"
+// for IPv6), and an empty or missing Host never does (unless the list
+// holds "*"). For a server that only ever answers under its names.
+func HostAllowedStrict[T ~string | ~[]byte](hosts []string, host T) bool {
+	return hostAllowed(hosts, host, true)
+}
+
+func hostAllowed[T ~string | ~[]byte](hosts []string, host T, strict bool) bool {
+	if len(hosts) == 0 {
 		return true
 	}
 	name := stripPort(host)
-	for _, h := range hosts {
-		if string(name) == h { // the usual case, at memory-compare speed
-			return true
+	if len(name) > 0 {
+		for _, h := range hosts {
+			if string(name) == h { // the usual case, at memory-compare speed
+				return true
+			}
 		}
 	}
-	if len(name) > 1 && name[0] == '[' && name[len(name)-1] == ']' {
-		return true // an IPv6 literal
-	}
-	if isIPv4(name) {
+	if !strict && (len(host) == 0 || isIPv4(name) || isBracketedIPv6(name)) {
 		return true
 	}
 	for _, h := range hosts {
-		if h == "*" || equalFold(name, h) {
+		if h == "*" || len(name) > 0 && equalFold(name, h) {
 			return true
 		}
 	}
@@ -160,24 +173,92 @@ func stripPort[T ~string | ~[]byte](host T) T {
 	return host
 }
 
-// isIPv4 reports whether s is a dotted IPv4 address (digits and three
-// dots: no DNS name looks so, top-level domains are not numeric).
+// isIPv4 reports whether s is a dotted IPv4 address: four decimal
+// numbers of at most 255, without leading zeros (as net/netip reads
+// them).
 func isIPv4[T ~string | ~[]byte](s T) bool {
-	dots, digits := 0, 0
+	dots, digits, v := 0, 0, 0
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '.':
 			if digits == 0 {
 				return false
 			}
-			dots, digits = dots+1, 0
-		case c >= '0' && c <= '9' && digits < 3:
-			digits++
+			dots, digits, v = dots+1, 0, 0
+		case c >= '0' && c <= '9':
+			if digits > 0 && v == 0 { // a leading zero
+				return false
+			}
+			digits, v = digits+1, v*10+int(c-'0')
+			if v > 255 {
+				return false
+			}
 		default:
 			return false
 		}
 	}
 	return dots == 3 && digits > 0
+}
+
+// isBracketedIPv6 reports whether s is an IPv6 address in brackets, as
+// a Host carries it: groups of one to four hex digits, eight of them or
+// fewer with one "::", the last two possibly a dotted IPv4 address; no
+// zone.
+func isBracketedIPv6[T ~string | ~[]byte](s T) bool {
+	if len(s) < 4 || s[0] != '[' || s[len(s)-1] != ']' {
+		return false
+	}
+	s = s[1 : len(s)-1]
+	groups, gap := 0, false
+	i := 0
+	if len(s) >= 2 && s[0] == ':' && s[1] == ':' {
+		gap, i = true, 2
+		if i == len(s) {
+			return true // "::"
+		}
+	}
+	for i < len(s) {
+		j := i
+		for j < len(s) && j-i < 5 && isHex(s[j]) {
+			j++
+		}
+		if j < len(s) && s[j] == '.' { // the dotted IPv4 tail
+			if !isIPv4(s[i:]) {
+				return false
+			}
+			groups += 2
+			break
+		}
+		if j == i || j-i > 4 {
+			return false
+		}
+		groups++
+		if j == len(s) {
+			break
+		}
+		if s[j] != ':' || j+1 == len(s) {
+			return false
+		}
+		i = j + 1
+		if s[i] == ':' {
+			if gap {
+				return false
+			}
+			gap, i = true, i+1
+			if i == len(s) {
+				break
+			}
+		}
+	}
+	if gap {
+		return groups < 8
+	}
+	return groups == 8
+}
+
+// isHex reports whether c is a hex digit.
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // equalFold reports whether a equals b ignoring ASCII case.

@@ -4,6 +4,8 @@ package handler_test
 // PreflightHeaders and HostAllowed, on strings and on bytes.
 
 import (
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,6 +143,22 @@ func TestHostAllowed(t *testing.T) {
 		{here(), []string{"Node.Example", "other"}, "node.example:1", true},
 		{here(), []string{"node.example"}, "NODE.EXAMPLE", true},
 		{here(), []string{"node.example"}, "node.example.", false},
+		// Only a real IP address is one. A bracketed name counted as an IPv6 literal (found by an attack pass).
+		{here(), local, "[evil.com]", false},
+		{here(), local, "[evil.com]:80", false},
+		{here(), local, "[]", false},
+		{here(), local, "[::]", true},
+		{here(), local, "[::ffff:127.0.0.1]", true},
+		{here(), local, "[fe80::1%25eth0]", false},
+		{here(), local, "[1:2:3:4:5:6:7:8]", true},
+		{here(), local, "[1:2:3:4:5:6:7:8:9]", false},
+		{here(), local, "[1::2::3]", false},
+		{here(), local, "[12345::1]", false},
+		{here(), local, "[::1", false},
+		{here(), local, "::1", false},
+		{here(), local, "256.1.1.1", false},
+		{here(), local, "01.2.3.4", false},
+		{here(), local, "0.0.0.0", true},
 	} {
 		if got := handler.HostAllowed(tc.hosts, tc.host); got != tc.want {
 			t.Errorf("%s: HostAllowed(%q, %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
@@ -149,4 +167,67 @@ func TestHostAllowed(t *testing.T) {
 			t.Errorf("%s: HostAllowed(%q, bytes %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
 		}
 	}
+}
+
+// A strict list (HostAllowedStrict) admits only its names: no IP
+// address it does not name, no empty or missing Host.
+func TestHostAllowedStrict(t *testing.T) {
+	list := []string{"rpc.example", "10.0.0.7", "[::1]"}
+	for _, tc := range []struct {
+		at    string
+		hosts []string
+		host  string
+		want  bool
+	}{
+		{here(), list, "rpc.example", true},
+		{here(), list, "RPC.example:443", true},
+		{here(), list, "10.0.0.7:8545", true},
+		{here(), list, "[::1]:8545", true},
+		{here(), list, "127.0.0.1", false},
+		{here(), list, "[2001:db8::1]", false},
+		{here(), list, "", false},
+		{here(), list, ":8545", false},
+		{here(), list, "evil.com", false},
+		{here(), []string{"*"}, "", true},
+		{here(), []string{"*"}, "127.0.0.1", true},
+		{here(), nil, "", true}, // no list: no check
+	} {
+		if got := handler.HostAllowedStrict(tc.hosts, tc.host); got != tc.want {
+			t.Errorf("%s: HostAllowedStrict(%q, %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
+		}
+		if got := handler.HostAllowedStrict(tc.hosts, []byte(tc.host)); got != tc.want {
+			t.Errorf("%s: HostAllowedStrict(%q, bytes %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
+		}
+	}
+}
+
+// FuzzHostAllowed_ipLiterals: a Host passes a list of names it is not in
+// exactly when it is an IP address as net/netip reads one (IPv6 in
+// brackets, without a zone), with or without a port.
+func FuzzHostAllowed_ipLiterals(f *testing.F) {
+	for _, s := range []string{"127.0.0.1", "[::1]", "[evil.com]", "[::ffff:1.2.3.4]", "1.2.3", "[1::2::3]", "[fe80::1%eth0]", "01.2.3.4", "[0:0:0:0:0:0:0:0]", "[::1.2.3.4]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, host string) {
+		got := handler.HostAllowed([]string{"name.invalid"}, host)
+		want := host == ""
+		name := host
+		if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+			if port := host[i+1:]; strings.Trim(port, "0123456789") == "" {
+				name = host[:i]
+			}
+		}
+		if strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]") && len(name) >= 2 {
+			a, err := netip.ParseAddr(name[1 : len(name)-1])
+			want = want || err == nil && a.Is6() && a.Zone() == ""
+		} else if a, err := netip.ParseAddr(name); err == nil && a.Is4() {
+			want = true
+		}
+		if strings.EqualFold(name, "name.invalid") {
+			want = true
+		}
+		if got != want {
+			t.Fatalf("HostAllowed(%q) = %v; want %v", host, got, want)
+		}
+	})
 }

@@ -54,6 +54,9 @@ type HTTPHandler struct {
 	// Hosts, when not empty, is the allow list of Host names (see
 	// HostAllowed): a request naming another host gets 403.
 	Hosts []string
+	// StrictHosts makes Hosts strict (HostAllowedStrict): no IP address
+	// it does not name, no empty or missing Host.
+	StrictHosts bool
 	// Authorize, when set, decides from each POST's metadata whether it
 	// may call (401 or 403 otherwise, see AuthStatus), and gives the
 	// grants of its calls.
@@ -203,7 +206,7 @@ func httpErrorText(w http.ResponseWriter, status int, text string) {
 
 // ServeHTTP answers one HTTP request.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if len(h.Hosts) > 0 && !HostAllowed(h.Hosts, r.Host) {
+	if len(h.Hosts) > 0 && (h.StrictHosts && !HostAllowedStrict(h.Hosts, r.Host) || !h.StrictHosts && !HostAllowed(h.Hosts, r.Host)) {
 		httpErrorText(w, http.StatusForbidden, TextHostNotAllowed)
 		return
 	}

@@ -187,3 +187,30 @@ func TestHTTPHandler_access(t *testing.T) {
 		t.Errorf("interceptor saw %d HTTP calls, want 3", got)
 	}
 }
+
+// HTTPHandler applies the same Host checks as the engine: a bracketed
+// name is no IPv6 address, and StrictHosts refuses addresses it does not
+// name.
+func TestHTTPHandler_strictHosts(t *testing.T) {
+	tab := handler.NewTable()
+	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
+	for _, strict := range []bool{false, true} {
+		h := handler.NewHTTPHandler(tab)
+		h.Hosts, h.StrictHosts = []string{"rpc.example"}, strict
+		srv := httptest.NewServer(h)
+		for host, want := range map[string]int{"rpc.example": 200, "[evil.com]": 403, "127.0.0.1": map[bool]int{false: 200, true: 403}[strict]} {
+			req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`))
+			req.Host = host
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("strict %v, Host %s: %d, want %d", strict, host, resp.StatusCode, want)
+			}
+		}
+		srv.Close()
+	}
+}

@@ -29,7 +29,7 @@ func (c *serveFlags) access() ([]engine.Option, error) {
 	if len(hosts) == 0 {
 		hosts = defaultVHosts
 	}
-	opts = append(opts, engine.WithHosts(hosts...))
+	opts = append(opts, engine.WithHosts(hosts...), engine.WithStrictHosts(c.vhostsStrict))
 	var authorizers []handler.Authorizer
 	if c.apiKeys != "" {
 		keys, err := auth.LoadKeys(c.apiKeys)

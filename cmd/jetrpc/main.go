@@ -120,6 +120,7 @@ type serveFlags struct {
 	addrs          []string // --listen and its aliases, in order; tcp:// or unix:// each
 	origins        []string // --cors and --ws-origin
 	vhosts         []string
+	vhostsStrict   bool
 	jwtSecret      string
 	apiKeys        string
 	allowIP        []string
@@ -198,11 +199,12 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 		"None given: no cross-origin calls, WebSockets from any origin")
 	fs.Var(stringsFlag{&c.origins}, "ws-origin", "an alias of --cors, kept for older scripts")
 	fs.Var(stringsFlag{&c.vhosts}, "vhosts", "`host` names a request's Host may carry (repeatable, or comma-separated; \"*\" for any); "+
-		"other names get 403, which defeats DNS rebinding. IP addresses always pass. Default: localhost")
+		"other names get 403, which defeats DNS rebinding. IP addresses and a missing Host pass (no rebinding without a name; browsers send a Host) unless --vhosts-strict. Default: localhost")
+	fs.BoolVar(&c.vhostsStrict, "vhosts-strict", false, "make --vhosts strict: an IP address passes only when listed, a request without a Host gets 403")
 	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "require a JWT (HS256, iat within 60 s, as geth's engine API) signed with the 32-byte hex secret in `file`; "+
 		"its holders hold every permission")
 	fs.StringVar(&c.apiKeys, "api-keys", "", "require an API key from `file` (one per line: KEY [grant,grant...]) as a bearer token: "+
-		"Authorization: Bearer KEY, or for browsers' WebSocket the subprotocol bearer.KEY or ?access_token=KEY")
+		"Authorization: Bearer KEY, or on a WebSocket upgrade only (browsers) the subprotocol bearer.KEY or ?access_token=KEY; a key in another request's URL gets 401")
 	fs.Var(stringsFlag{&c.allowIP}, "allow-ip", "accept connections only from `cidr` (an address or a prefix; repeatable, or comma-separated)")
 	fs.Var(stringsFlag{&c.denyIP}, "deny-ip", "refuse connections from `cidr` (repeatable, or comma-separated; wins over --allow-ip)")
 	fs.Var(stringsFlag{&c.trustedProxies}, "trusted-proxy", "trust the proxies at `cidr` (an address or a prefix; repeatable, or comma-separated) "+
@@ -288,7 +290,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 	groups: []flagGroup{
 		{"listeners", []string{"listen", "http,tcp,ws", "unix", "reuseport"}},
 		{"WebSocket", []string{"ws-path", "ws-origin", "ping-interval"}},
-		{"access (see README: Putting it on the internet)", []string{"cors", "vhosts", "jwt-secret", "api-keys", "allow-ip", "deny-ip", "trusted-proxy"}},
+		{"access (see README: Putting it on the internet)", []string{"cors", "vhosts", "vhosts-strict", "jwt-secret", "api-keys", "allow-ip", "deny-ip", "trusted-proxy"}},
 		{"JSON-RPC", []string{"max-batch", "max-depth", "reject-v1"}},
 		{"fair use (see README: Limits)", []string{"call-timeout", "rate", "burst", "conn-rate", "conn-burst", "max-response", "max-batch-response",
 			"max-subscriptions-per-conn", "max-subscriptions"}},

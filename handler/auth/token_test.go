@@ -169,9 +169,8 @@ func FuzzToken(f *testing.F) {
 				return // not a single request line and field
 			}
 		}
-		var m handler.Meta
-		m.SetHTTPHead(head("/"+target, field))
-		tok := auth.Token(&m)
+		m := wsMeta("/"+target, field) // an upgrade: every source is read
+		tok := auth.Token(m)
 		for i := 0; i < len(tok); i++ {
 			if tok[i] <= ' ' || tok[i] == 0x7f {
 				t.Fatalf("token %q holds white space or a control byte", tok)
