@@ -185,6 +185,14 @@ func (h *httpCodec) corsLinesSlow(c *conn, origin []byte) string {
 	return lines
 }
 
+// originRefused reports whether the request r of h comes from a page of
+// an origin CORS does not allow: it is answered 403, whatever it asks
+// (a request without an Origin, not from a browser's cross-origin page,
+// is not). Kept inlinable: h.corsLines is r's answer already.
+func (h *httpCodec) originRefused(c *conn, r *http1.Request) bool {
+	return h.corsLines == "" && len(r.Origin) > 0 && c.e.opts.CORS.Enabled()
+}
+
 // appendPreflight answers a CORS preflight (OPTIONS with an Origin and
 // Access-Control-Request-Method): 204 with the allowed methods and
 // headers for an allowed origin, 403 otherwise.

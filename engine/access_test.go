@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,8 +365,8 @@ func TestAcceptConn_refusesBeforeReading(t *testing.T) {
 // TestCORS_preflightAndReplies: a preflight from an allowed origin is
 // answered with the allowed methods and headers; every reply to that
 // origin — inline, from a worker, 204 — carries
-// Access-Control-Allow-Origin; other origins get none, and their
-// preflight 403.
+// Access-Control-Allow-Origin; other origins get 403 — their preflights
+// and their calls alike.
 func TestCORS_preflightAndReplies(t *testing.T) {
 	_, tcp, _ := startEngine(t, accessTable(), engine.WithCORS("https://app.example"))
 	pre := func(origin string) *http.Response {
@@ -391,8 +392,8 @@ func TestCORS_preflightAndReplies(t *testing.T) {
 			t.Errorf("%s: %d %v", body, r.StatusCode, r.Header)
 		}
 		r = rawHTTP(t, tcp, post(body, "Origin: https://evil.example\r\n"), 1)[0]
-		if r.Header.Get("Access-Control-Allow-Origin") != "" {
-			t.Errorf("%s from another origin: %v", body, r.Header)
+		if r.StatusCode != 403 || bodyOf(r) != handler.TextOriginNotAllowed || r.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("%s from another origin: %d %q %v", body, r.StatusCode, bodyOf(r), r.Header)
 		}
 	}
 	_, plain, _ := startEngine(t, nil)
@@ -609,14 +610,46 @@ func TestAuthorize_answerKeptForTheSameField(t *testing.T) {
 	}
 }
 
+// A call from a page of an origin CORS does not allow is refused with
+// 403 before it runs, as documented; without an Origin (not a browser's
+// cross-origin page) it runs; without a CORS list nothing is refused.
+//
+// A POST with a disallowed Origin was answered 200 with its result (found by an attack pass).
+func TestCORS_refusedOriginRunsNothing(t *testing.T) {
+	var n atomic.Int64
+	_, tcp, _ := startEngine(t, countingTable(&n), engine.WithCORS("https://app.example"))
+	for _, m := range []string{"count", "count_blocking"} {
+		r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"`+m+`","id":1}`, "Origin: https://evil.example\r\n"), 1)[0]
+		if r.StatusCode != 403 || bodyOf(r) != handler.TextOriginNotAllowed {
+			t.Errorf("%s from another origin: %d %q", m, r.StatusCode, bodyOf(r))
+		}
+		if r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"`+m+`","id":1}`, "Origin: null\r\n"), 1)[0]; r.StatusCode != 403 {
+			t.Errorf("%s from Origin null: %d", m, r.StatusCode)
+		}
+	}
+	if got := n.Load(); got != 0 {
+		t.Fatalf("%d refused calls ran", got)
+	}
+	if r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"count","id":1}`, "Origin: https://app.example\r\n"), 1)[0]; r.StatusCode != 200 || n.Load() != 1 {
+		t.Errorf("from the allowed origin: %d, %d calls", r.StatusCode, n.Load())
+	}
+	if r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"count","id":1}`, ""), 1)[0]; r.StatusCode != 200 || n.Load() != 2 {
+		t.Errorf("without an Origin: %d, %d calls", r.StatusCode, n.Load())
+	}
+	_, open, _ := startEngine(t, countingTable(&n))
+	if r := rawHTTP(t, open, post(`{"jsonrpc":"2.0","method":"count","id":1}`, "Origin: https://evil.example\r\n"), 1)[0]; r.StatusCode != 200 || n.Load() != 3 {
+		t.Errorf("without a CORS list: %d, %d calls", r.StatusCode, n.Load())
+	}
+}
+
 // TestCORS_originsChangingOnOneConnection: the answer to an Origin is
 // kept for the connection's next requests with the same Origin; one
 // connection whose requests carry other Origins — allowed, refused, in
 // another case, none — gets each its own answer.
 func TestCORS_originsChangingOnOneConnection(t *testing.T) {
 	_, tcp, _ := startEngine(t, accessTable(), engine.WithCORS("https://app.example", "https://b.example"))
-	origins := []string{"https://app.example", "https://app.example", "https://evil.example", "https://b.example", "", "https://B.example", "https://evil.example", "https://app.example"}
-	want := []string{"https://app.example", "https://app.example", "", "https://b.example", "", "https://b.example", "", "https://app.example"}
+	origins := []string{"https://app.example", "https://app.example", "https://b.example", "", "https://B.example", "https://app.example", "https://evil.example"}
+	want := []string{"https://app.example", "https://app.example", "https://b.example", "", "https://b.example", "https://app.example", "403"} // a refused Origin's 403 closes the connection (its body is not read)
 	var req strings.Builder
 	for i, o := range origins {
 		field := ""
@@ -630,6 +663,12 @@ func TestCORS_originsChangingOnOneConnection(t *testing.T) {
 		req.WriteString(post(`{"jsonrpc":"2.0","method":"`+method+`","id":1}`, field))
 	}
 	for i, r := range rawHTTP(t, tcp, req.String(), len(origins)) {
+		if want[i] == "403" {
+			if r.StatusCode != 403 || bodyOf(r) != handler.TextOriginNotAllowed || !r.Close {
+				t.Errorf("request %d (Origin %q): %d %q, close %v; want 403 and close", i, origins[i], r.StatusCode, bodyOf(r), r.Close)
+			}
+			continue
+		}
 		if got := r.Header.Get("Access-Control-Allow-Origin"); got != want[i] || r.StatusCode != 200 {
 			t.Errorf("request %d (Origin %q): %d, Access-Control-Allow-Origin %q, want %q", i, origins[i], r.StatusCode, got, want[i])
 		}

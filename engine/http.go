@@ -101,7 +101,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			}
 			off += r.HeadLen
 			c.clearPartial()
-			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !h.hostAllowed(c, r) {
+			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !h.hostAllowed(c, r) || h.originRefused(c, r) {
 				out = h.answerHead(c, out)
 				continue
 			}
@@ -182,6 +182,8 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	switch {
 	case !h.hostAllowed(c, r):
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, keep, r.Minor, h.corsLines)
+	case h.originRefused(c, r): // a preflight too
+		out = appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, keep, r.Minor, "")
 	case string(r.Method) == "POST" && !handler.AcceptableContentType(r.ContentType):
 		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.corsLines)
 	case string(r.Method) == "POST": // a body over MaxMessageSize

@@ -125,11 +125,12 @@ type Options struct {
 	// CORS lets pages of other origins call (cross-origin requests from
 	// browsers): an OPTIONS preflight from an allowed origin is answered
 	// 204 with the allowed methods and headers and a max age, and replies
-	// to an allowed origin carry Access-Control-Allow-Origin. Its Origins
-	// also bound WebSocket handshakes: with a list, a handshake whose
-	// Origin is not in it gets 403 (requests without an Origin, not from
-	// browsers, always go on). The zero value allows no cross-origin
-	// call and every WebSocket origin.
+	// to an allowed origin carry Access-Control-Allow-Origin. With a
+	// list, any request whose Origin is not in it — a call, a page, a
+	// preflight, a WebSocket handshake — gets 403 and runs nothing
+	// (requests without an Origin, not from browsers' pages, always go
+	// on; list your own origin too if pages served under it call). The
+	// zero value allows no cross-origin call and every origin.
 	CORS handler.CORS
 	// Hosts, when not empty, is the allow list of Host names (geth's
 	// vhosts; "*" for any): an HTTP request naming another host gets 403,

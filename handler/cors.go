@@ -21,7 +21,8 @@ var DefaultCORSHeaders = []string{"Content-Type", "Authorization"}
 
 // CORS configures cross-origin calls from browsers. The zero value allows
 // none: replies carry no CORS header, and browsers refuse to hand them to
-// a page of another origin.
+// a page of another origin. With Origins, a request carrying an Origin
+// not allowed is refused with 403 (TextOriginNotAllowed) before it runs.
 type CORS struct {
 	// Origins are the origins whose pages may call ("https://app.example",
 	// matched ignoring ASCII case), or "*" for any. They also bound the

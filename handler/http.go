@@ -221,6 +221,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.preflight(w, origin)
 			return
 		}
+		if _, ok := AllowOrigin(&h.CORS, origin); !ok && origin != "" {
+			httpErrorText(w, http.StatusForbidden, TextOriginNotAllowed) // a page of another origin: nothing runs
+			return
+		}
 	}
 	if r.Method != http.MethodPost {
 		if h.HealthPath != "-" && IsHealthCheck(r.Method, r.URL.Path, h.HealthPath) {

@@ -214,3 +214,34 @@ func TestHTTPHandler_strictHosts(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// HTTPHandler refuses a call from a page of an origin its CORS does not
+// allow with 403 before the call runs, as the engine does.
+func TestHTTPHandler_refusedOriginRunsNothing(t *testing.T) {
+	tab := handler.NewTable()
+	var n atomic.Int32
+	handler.RegisterNoParams(tab, "count", func(context.Context) (int32, error) { return n.Add(1), nil })
+	h := handler.NewHTTPHandler(tab)
+	h.CORS = handler.CORS{Origins: []string{"https://app.example"}}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for origin, want := range map[string]int{"https://evil.example": 403, "https://app.example": 200, "": 200} {
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","method":"count","id":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || want == 403 && string(b) != handler.TextOriginNotAllowed {
+			t.Errorf("Origin %q: %d %q, want %d", origin, resp.StatusCode, b, want)
+		}
+	}
+	if n.Load() != 2 {
+		t.Errorf("%d calls ran, want 2", n.Load())
+	}
+}
