@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -404,8 +405,8 @@ func (v *ServerView) writeTable(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "SERVER      %s (client-side figures only)\n", v.Error)
 		return
 	}
-	row := func(name, client, server string) { fmt.Fprintf(w, "%-12s%-22s%s\n", name, client, server) }
-	fmt.Fprintln(w)
+	var rows [][3]string
+	row := func(name, client, server string) { rows = append(rows, [3]string{name, client, server}) }
 	row("", "client", "server "+v.URL)
 	row("window", fmt.Sprintf("%.2fs", r.Duration.Seconds()), fmt.Sprintf("%.2fs between scrapes", v.Window.Seconds()))
 	row("calls", strconv.FormatInt(r.Calls, 10)+" answered", strconv.FormatInt(v.Calls, 10)+" handled")
@@ -429,6 +430,16 @@ func (v *ServerView) writeTable(w io.Writer, r *Result) {
 	}
 	row("p50", us(r.Latency.P50), p50)
 	row("p99", us(r.Latency.P99), p99)
+	// The client column is 22 wide, or wider for a longer cell: two
+	// spaces at least before the server's.
+	width := 22
+	for _, c := range rows {
+		width = max(width, utf8.RuneCountInString(c[1])+2)
+	}
+	fmt.Fprintln(w)
+	for _, c := range rows {
+		fmt.Fprintf(w, "%-12s%-*s%s\n", c[0], width, c[1], c[2])
+	}
 	fmt.Fprintln(w, "            (client: latency of a request from its send time; server: handling time of a")
 	fmt.Fprintln(w, "            call, all methods, interpolated in the histogram's buckets as histogram_quantile)")
 }

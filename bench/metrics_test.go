@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,6 +373,52 @@ func TestConfig_metricsURL(t *testing.T) {
 	for _, u := range []string{"127.0.0.1:9100", "ftp://h/metrics", "http:///metrics", "http://a b/"} {
 		if _, err := Run(context.Background(), Config{Target: "tcp://127.0.0.1:1", MetricsURL: u}); err == nil || !strings.Contains(err.Error(), "metrics URL") {
 			t.Errorf("%q: err %v, want a metrics URL error", u, err)
+		}
+	}
+}
+
+// TestServerView_writeTableSeparatesLongCounts: client cells as wide as
+// the client column or wider stay two spaces clear of the server's
+// (a run with 27,064 client errors printed "27064 wrong or
+// missing26987 error replies"), and every server cell of the table
+// starts in one column.
+func TestServerView_writeTableSeparatesLongCounts(t *testing.T) {
+	v := &ServerView{URL: "http://127.0.0.1:1/metrics", Window: time.Second, Calls: 123456789012, CallsPerSec: 1,
+		Errors: map[string]int64{"-32000": 26987}}
+	r := &Result{Duration: time.Second, Calls: 98765432109876, Errors: map[string]int64{ErrTimeout: 27064}}
+	var b strings.Builder
+	v.writeTable(&b, r)
+	out := b.String()
+	for _, want := range []string{
+		`27064 wrong or missing {2,}26987 error replies: -32000 26987`,
+		`98765432109876 answered {2,}123456789012 handled`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	col := -1
+	for _, line := range strings.Split(strings.Trim(out, "\n"), "\n") {
+		if strings.HasPrefix(line, "            (") { // the footnote, last
+			break
+		}
+		// The server cell starts after the first run of two spaces or
+		// more past the name column.
+		rs := []rune(line)
+		at := -1
+		for i := 13; i < len(rs); i++ {
+			if rs[i] != ' ' && rs[i-1] == ' ' && rs[i-2] == ' ' {
+				at = i
+				break
+			}
+		}
+		switch {
+		case at < 0:
+			t.Errorf("no server cell in %q:\n%s", line, out)
+		case col < 0:
+			col = at
+		case at != col:
+			t.Errorf("server cell at %d, want %d: %q\n%s", at, col, line, out)
 		}
 	}
 }
