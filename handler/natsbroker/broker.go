@@ -1,6 +1,7 @@
 package natsbroker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,9 +64,41 @@ type config struct {
 }
 
 // WithLogger sets the logger of the connection's events (disconnect,
-// reconnect, close, slow consumer) and of the broker's errors. nil means
-// slog.Default(), the default.
+// reconnect, close, slow consumer) and of the broker's errors. nil, the
+// default, means the process's default logger, slog.Default(), as it is
+// when each record is made: a program that sets its default
+// (slog.SetDefault) after Connect still gets the broker's records in its
+// format.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// processLogger is the logger of a broker given none: its records go to
+// slog.Default() of the time they are made (processHandler).
+var processLogger = slog.New(processHandler{})
+
+// processHandler is a slog.Handler that hands each record to the handler
+// of slog.Default() as it is at the time. WithAttrs and WithGroup return
+// handlers derived from the default of their own time.
+type processHandler struct{}
+
+// Enabled asks the handler of slog.Default().
+func (processHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return slog.Default().Handler().Enabled(ctx, l)
+}
+
+// Handle hands r to the handler of slog.Default().
+func (processHandler) Handle(ctx context.Context, r slog.Record) error {
+	return slog.Default().Handler().Handle(ctx, r)
+}
+
+// WithAttrs returns the handler of slog.Default() with attrs.
+func (processHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return slog.Default().Handler().WithAttrs(attrs)
+}
+
+// WithGroup returns the handler of slog.Default() with the group name.
+func (processHandler) WithGroup(name string) slog.Handler {
+	return slog.Default().Handler().WithGroup(name)
+}
 
 // WithPrefix sets the subject prefix, DefaultPrefix by default: topic T
 // is published on prefix+"."+T. Every node of a service must use the
@@ -148,7 +181,7 @@ func Connect(url string, opts ...Option) (*Broker, error) {
 		}
 	}
 	if c.log == nil {
-		c.log = slog.Default()
+		c.log = processLogger
 	}
 	if !validPrefix(c.prefix) {
 		return nil, fmt.Errorf("natsbroker: invalid subject prefix %q: want dot-separated tokens without spaces or wildcards", c.prefix)

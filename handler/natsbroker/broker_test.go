@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
+	"log/slog"
 	"net"
 	"os/exec"
 	"strings"
@@ -539,6 +541,41 @@ func TestClose_idempotentAndRefusesAfter(t *testing.T) {
 	eventually(t, "the close to be logged", func() bool { return logs.has("INFO natsbroker: connection closed") })
 	if logs.has("WARN natsbroker: disconnected") {
 		t.Errorf("Close logged a warning: %v", logs.all())
+	}
+}
+
+// TestConnect_noLoggerLogsToSlogDefault: a broker given no logger logs
+// to the process's default logger, slog.Default(), as it is when each
+// record is made — set before Connect or after — so that a program's
+// broker logs in the program's format (it used to keep the default of
+// Connect's time: slog's plain text for a program that sets its own
+// later).
+func TestConnect_noLoggerLogsToSlogDefault(t *testing.T) {
+	prev, prevOut, prevFlags := slog.Default(), log.Writer(), log.Flags()
+	t.Cleanup(func() { // slog.SetDefault redirects the log package too
+		slog.SetDefault(prev)
+		log.SetOutput(prevOut)
+		log.SetFlags(prevFlags)
+	})
+	srv := startNATS(t, -1)
+	before := newLogs()
+	slog.SetDefault(before.logger())
+	b, err := natsbroker.Connect(srv.ClientURL(), natsbroker.WithName("no-logger"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if !before.has("INFO natsbroker: connected") {
+		t.Errorf("the default logger set before Connect got %v, want the connect", before.all())
+	}
+	after := newLogs()
+	slog.SetDefault(after.logger())
+	b.Close()
+	eventually(t, "the close to be logged to the default logger set after Connect", func() bool {
+		return after.has("INFO natsbroker: connection closed")
+	})
+	if before.has("natsbroker: connection closed") {
+		t.Errorf("the close went to the default logger of Connect's time: %v", before.all())
 	}
 }
 
