@@ -366,7 +366,7 @@ func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *par
 	if !t.allow(ctx, m.cost, r.Notification) {
 		return refuse(st, dst, r, CodeLimitExceeded, "Limit exceeded", "rate limit") // a notification is dropped, and counted by the limiter
 	}
-	if m.require != nil && !GrantsFrom(ctx).hasAll(m.require) {
+	if m.require != nil && !GrantsFrom(ctx).HasAll(m.require...) {
 		return refuse(st, dst, r, CodeForbidden, "Forbidden", m.forbidden)
 	}
 	if m.maxConc > 0 && m.running.Add(1) > m.maxConc {

@@ -374,8 +374,11 @@ func (g Grants) Has(perm string) bool {
 	return false
 }
 
-// hasAll reports whether g holds every permission of perms.
-func (g Grants) hasAll(perms []string) bool {
+// HasAll reports whether g holds every permission of perms (each, or
+// "*"): the check that a call of a method registered with Require
+// passes; true for no perms. Discovery uses it to list only the methods
+// a caller may call (package handler/openrpc).
+func (g Grants) HasAll(perms ...string) bool {
 	for _, p := range perms {
 		if !g.Has(p) {
 			return false

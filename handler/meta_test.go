@@ -391,6 +391,28 @@ func TestGrants_has(t *testing.T) {
 	}
 }
 
+// TestGrants_hasAll: HasAll holds when every permission is held (or
+// "*" is), and for none.
+func TestGrants_hasAll(t *testing.T) {
+	g := handler.Grants{"read", "write"}
+	for _, tc := range []struct {
+		g     handler.Grants
+		perms []string
+		want  bool
+	}{
+		{g, []string{"read", "write"}, true},
+		{g, []string{"read", "admin"}, false},
+		{g, nil, true},
+		{nil, nil, true},
+		{nil, []string{"read"}, false},
+		{handler.Grants{"*"}, []string{"admin", "x"}, true},
+	} {
+		if got := tc.g.HasAll(tc.perms...); got != tc.want {
+			t.Errorf("%v.HasAll(%q) = %v, want %v", tc.g, tc.perms, got, tc.want)
+		}
+	}
+}
+
 // requireTable serves "reset" (inline, Require admin), "slowreset"
 // (blocking, Require admin), "both" (Require a, b), "add" (no
 // requirement); runs counts the runs of the guarded methods.
