@@ -1,17 +1,24 @@
 package openrpc_test
 
-// Tests of rpc.discover (discover.go) through Table.Dispatch.
+// Tests of rpc.discover (discover.go) through Table.Dispatch, and over
+// real sockets (an engine on loopback, callers told apart by API keys).
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/auth"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/openrpc"
 )
@@ -137,6 +144,230 @@ func TestRegister_buildFailure(t *testing.T) {
 	for range 2 {
 		if r := dispatch(t, tab, `{"jsonrpc":"2.0","method":"rpc.discover","id":1}`); r.Error == nil || r.Error.Code != -32603 {
 			t.Fatalf("%+v", r)
+		}
+	}
+}
+
+// discoverCall is an rpc.discover request.
+const discoverCall = `{"jsonrpc":"2.0","method":"rpc.discover","id":1}`
+
+// methodNames returns the names of the methods of the document that the
+// rpc.discover reply r carries.
+func methodNames(t *testing.T, r reply) string {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("rpc.discover: error %+v", r.Error)
+	}
+	var doc openrpc.Doc
+	if err := json.Unmarshal(r.Result, &doc); err != nil {
+		t.Fatalf("document %s: %v", r.Result, err)
+	}
+	var out []string
+	for _, m := range doc.Methods {
+		out = append(out, m.Name)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestRegister_filterByGrants: with FilterByGrants, each caller gets the
+// document New gives for its grants (those of its transport, or an
+// interceptor's WithGrants), the same bytes call after call; without
+// it, every caller gets every method.
+func TestRegister_filterByGrants(t *testing.T) {
+	tab := grantsTable()
+	if err := openrpc.Register(tab, openrpc.FilterByGrants(true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []handler.Grants{nil, {"user"}, {"read"}, {"admin"}, {"admin", "ops"}, {"*"}, {"user", "admin", "x"}} {
+		want, err := openrpc.Document(tab, openrpc.ForGrants(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ctx := range []context.Context{
+			handler.WithGrants(context.Background(), g),
+			&handler.CallContext{Parent: context.Background(), Meta: handler.Meta{Grants: g}},
+		} {
+			for range 2 {
+				var r reply
+				if err := json.Unmarshal(tab.Dispatch(ctx, nil, []byte(discoverCall)), &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.Error != nil || !bytes.Equal(r.Result, want) {
+					t.Fatalf("grants %q: error %+v, result %s\nwant %s", g, r.Error, r.Result, want)
+				}
+			}
+		}
+	}
+	if got := methodNames(t, dispatch(t, tab, discoverCall)); got != "add" {
+		t.Errorf("no grants: methods %q", got)
+	}
+
+	all := grantsTable()
+	if err := openrpc.Register(all, openrpc.FilterByGrants(false)); err != nil {
+		t.Fatal(err)
+	}
+	if got := methodNames(t, dispatch(t, all, discoverCall)); got != "add audit read rotate" {
+		t.Errorf("FilterByGrants(false), no grants: methods %q", got)
+	}
+}
+
+// TestRegister_filterByGrantsConcurrentCalls: callers of several grant
+// sets racing to build their documents each get their own (go test
+// -race).
+func TestRegister_filterByGrantsConcurrentCalls(t *testing.T) {
+	tab := grantsTable()
+	if err := openrpc.Register(tab, openrpc.FilterByGrants(true)); err != nil {
+		t.Fatal(err)
+	}
+	sets := []handler.Grants{nil, {"read"}, {"admin"}, {"admin", "ops"}, {"*"}}
+	want := make([][]byte, len(sets))
+	for i, g := range sets {
+		doc, err := openrpc.Document(tab, openrpc.ForGrants(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = doc
+	}
+	var wg sync.WaitGroup
+	for i := range 4 * len(sets) {
+		wg.Go(func() {
+			g := sets[i%len(sets)]
+			r := tab.Dispatch(handler.WithGrants(context.Background(), g), nil, []byte(discoverCall))
+			if !bytes.Contains(r, want[i%len(sets)]) {
+				t.Errorf("grants %q: %s", g, r)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestRegister_filterByGrantsNoRequirement: a table whose methods
+// require nothing answers every caller the one document, filtered or
+// not.
+func TestRegister_filterByGrantsNoRequirement(t *testing.T) {
+	tab := handler.NewTable()
+	demo.Register(tab)
+	if err := openrpc.Register(tab, openrpc.FilterByGrants(true)); err != nil {
+		t.Fatal(err)
+	}
+	want, err := openrpc.Document(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []handler.Grants{nil, {"admin"}} {
+		r := tab.Dispatch(handler.WithGrants(context.Background(), g), nil, []byte(discoverCall))
+		if !bytes.Contains(r, want) {
+			t.Errorf("grants %q: %s", g, r)
+		}
+	}
+}
+
+// TestRegister_maxDocuments: past WithMaxDocuments, a caller gets the
+// right document, built for its call, and the first such call is logged
+// once at WARN.
+func TestRegister_maxDocuments(t *testing.T) {
+	var logs bytes.Buffer
+	tab := handler.NewTable(handler.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	handler.RegisterNoParams(tab, "audit", func(context.Context) (int, error) { return 0, nil }, handler.Require("admin"))
+	handler.RegisterNoParams(tab, "read", func(context.Context) (int, error) { return 0, nil }, handler.Require("read"))
+	if err := openrpc.Register(tab, openrpc.FilterByGrants(true), openrpc.WithMaxDocuments(1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		grants handler.Grants
+		want   string
+	}{
+		{handler.Grants{"admin"}, "audit"}, // kept
+		{handler.Grants{"read"}, "read"},   // no room: built for the call
+		{handler.Grants{"read"}, "read"},
+		{handler.Grants{"*"}, "audit read"},
+		{handler.Grants{"admin"}, "audit"},
+	} {
+		var r reply
+		if err := json.Unmarshal(tab.Dispatch(handler.WithGrants(context.Background(), tc.grants), nil, []byte(discoverCall)), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := methodNames(t, r); got != tc.want {
+			t.Errorf("grants %q: methods %q, want %q", tc.grants, got, tc.want)
+		}
+	}
+	if n := strings.Count(logs.String(), "level=WARN msg=\"openrpc: rpc.discover keeps no more documents"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
+	}
+}
+
+// Keys of the socket tests: an admin and a user without grants.
+const (
+	adminKey = "admin-key-0123456789abcdef"
+	userKey  = "user-key-0123456789abcdef"
+)
+
+// serveDiscover serves grantsTable with rpc.discover registered with
+// opts on a loopback port, API keys required, and returns its HTTP URL.
+func serveDiscover(t *testing.T, opts ...openrpc.Option) string {
+	t.Helper()
+	tab := grantsTable()
+	if err := openrpc.Register(tab, opts...); err != nil {
+		t.Fatal(err)
+	}
+	keys := auth.NewKeys(map[string]handler.Grants{adminKey: {"admin"}, userKey: nil})
+	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet()), engine.WithAuthorize(keys.Authorize))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	})
+	return "http://" + e.Addrs()[0].String() + "/"
+}
+
+// discoverAs posts rpc.discover to url with the API key key and returns
+// the decoded reply.
+func discoverAs(t *testing.T, url, key string) reply {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(discoverCall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r reply
+	if resp.StatusCode != 200 || json.Unmarshal(body, &r) != nil {
+		t.Fatalf("key %s: %d %s", key, resp.StatusCode, body)
+	}
+	return r
+}
+
+// TestRegister_filterByGrantsOverHTTP: over HTTP with API keys, under
+// FilterByGrants a key without the admin grant is not told of the
+// methods that need it (audit, nor its types), and an admin key is;
+// without the option (the default) both see every method.
+func TestRegister_filterByGrantsOverHTTP(t *testing.T) {
+	filtered := serveDiscover(t, openrpc.FilterByGrants(true))
+	for range 2 { // built, then kept
+		user := discoverAs(t, filtered, userKey)
+		if got := methodNames(t, user); got != "add" {
+			t.Errorf("filtered, user key: methods %q, want add", got)
+		}
+		if strings.Contains(string(user.Result), "secretReport") {
+			t.Errorf("filtered, user key: the document names secretReport: %s", user.Result)
+		}
+		if got := methodNames(t, discoverAs(t, filtered, adminKey)); got != "add audit" {
+			t.Errorf("filtered, admin key: methods %q, want add audit", got)
+		}
+	}
+	whole := serveDiscover(t)
+	for _, key := range []string{userKey, adminKey} {
+		if got := methodNames(t, discoverAs(t, whole, key)); got != "add audit read rotate" {
+			t.Errorf("unfiltered, key %s: methods %q", key, got)
 		}
 	}
 }

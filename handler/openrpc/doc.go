@@ -114,6 +114,22 @@
 // method lives. schema-utils-js's MethodCallValidator likewise takes
 // rpc.discover without looking it up.
 //
+// # Documents by grant
+//
+// A caller may call only the methods whose permissions (handler.Require)
+// its grants hold; by default, rpc.discover still tells every caller of
+// every method. With FilterByGrants, each caller gets the document of the
+// methods it may call, as ForGrants gives it to New: the same check
+// (handler.Grants.HasAll) that a call of the method passes, on the
+// grants the call carries (handler.GrantsFrom: the transport's
+// Authorizer, or an interceptor's handler.WithGrants). The components
+// that only the left-out methods use are left out too. Two callers that
+// hold the same of the permissions the methods require get the same
+// document: documents are built on the first call that needs them, kept
+// per such set (at most WithMaxDocuments, DefaultMaxDocuments by
+// default), and answered without allocating. A table whose methods
+// require nothing has one document for every caller.
+//
 // # Concurrency
 //
 // New, Document and Register read the table with handler.Table.Methods:
@@ -122,12 +138,15 @@
 //
 // # Buffer lifetimes
 //
-// Document returns a new slice, the caller's to keep. The document that
-// rpc.discover answers is kept for the table's life; it is written into
-// each reply.
+// Document returns a new slice, the caller's to keep. The documents that
+// rpc.discover answers are kept for the table's life; each is written
+// into each reply.
 //
 // # Limits
 //
 // The document must fit the table's MaxResponseSize (handler.Options):
-// a larger one is answered handler.CodeResponseTooLarge.
+// a larger one is answered handler.CodeResponseTooLarge. Under
+// FilterByGrants, rpc.discover keeps at most WithMaxDocuments documents
+// (DefaultMaxDocuments, 64); a caller beyond them gets one built for its
+// call.
 package openrpc

@@ -39,7 +39,7 @@ type Doc struct {
 	// Info describes the API.
 	Info Info `json:"info"`
 	// Methods are the table's methods sorted by name, rpc.discover left
-	// out.
+	// out (and, with ForGrants, those its grants may not call).
 	Methods []*Method `json:"methods"`
 	// Components holds the schemas of named Go types, nil when there are
 	// none.
@@ -145,10 +145,14 @@ type Components struct {
 type Option func(*config)
 
 type config struct {
-	info  Info
-	types map[reflect.Type]json.RawMessage // WithTypeSchema
-	edits []edit                           // EditMethod, in order
-	err   error                            // the first bad option
+	info     Info
+	types    map[reflect.Type]json.RawMessage // WithTypeSchema
+	edits    []edit                           // EditMethod, in order
+	filtered bool                             // ForGrants given: only the methods grants may call
+	grants   handler.Grants                   // ForGrants
+	byGrants bool                             // FilterByGrants (Register only)
+	maxDocs  int                              // WithMaxDocuments; 0: DefaultMaxDocuments
+	err      error                            // the first bad option
 }
 
 type edit struct {
@@ -193,6 +197,45 @@ func EditMethod(name string, fn func(*Method)) Option {
 	}
 }
 
+// ForGrants makes the document describe only the methods that a caller
+// holding g may call: a method registered with handler.Require is left
+// out unless g holds every permission it requires (handler.Grants.HasAll,
+// the check a call passes), and so are the components only such methods
+// use. ForGrants(nil) is the document of a caller without grants. Given
+// to Register, it is every caller's document; FilterByGrants gives each
+// caller its own instead. An EditMethod of a method left out is not
+// applied (and is no error).
+func ForGrants(g handler.Grants) Option {
+	return func(c *config) { c.filtered, c.grants = true, g }
+}
+
+// FilterByGrants, on, makes rpc.discover (Register) answer each caller
+// the document of the methods its grants let it call — the document New
+// gives with ForGrants(handler.GrantsFrom(ctx)), the grants of the call's
+// transport (its handler.Authorizer) or an interceptor's
+// handler.WithGrants — instead of every method: a caller without the
+// grant a method requires does not learn of it. Off, the default, every
+// caller gets the whole document. Documents are built on the first call
+// that needs them and kept, one per distinct set of the required
+// permissions a caller holds (a caller's other grants do not matter), up
+// to WithMaxDocuments; a call's grants are matched to them without
+// allocating. New and Document ignore it.
+func FilterByGrants(on bool) Option { return func(c *config) { c.byGrants = on } }
+
+// DefaultMaxDocuments is how many documents rpc.discover keeps under
+// FilterByGrants, by default (WithMaxDocuments).
+const DefaultMaxDocuments = 64
+
+// WithMaxDocuments bounds the documents rpc.discover keeps under
+// FilterByGrants, one per distinct set of required permissions held by
+// its callers: DefaultMaxDocuments by default (n ≤ 0). A caller whose set
+// finds no room gets a document built for its call alone, each time —
+// the reflection of its types, milliseconds, on the caller's event loop —
+// and the first such call is logged at WARN. At most 2^k sets exist for
+// the k distinct permissions that the methods require, so a table with up
+// to 6 never reaches the default.
+func WithMaxDocuments(n int) Option { return func(c *config) { c.maxDocs = max(n, 0) } }
+
 func (c *config) setErr(err error) {
 	if c.err == nil {
 		c.err = err
@@ -212,7 +255,8 @@ func isSchemaText(s string) bool {
 	return false
 }
 
-// New builds the OpenRPC document of t's methods. It is safe from any
+// New builds the OpenRPC document of t's methods (with ForGrants, of
+// those that a caller holding its grants may call). It is safe from any
 // goroutine; a method registered afterwards is not in the document.
 func New(t *handler.Table, opts ...Option) (doc *Doc, err error) {
 	var c config
@@ -236,8 +280,13 @@ func New(t *handler.Table, opts ...Option) (doc *Doc, err error) {
 	g := newGenerator(c.types)
 	doc = &Doc{OpenRPC: Version, Info: c.info, Methods: []*Method{}}
 	byName := map[string]*Method{}
+	known := map[string]bool{} // every method of t, for EditMethod's check
 	for _, mi := range t.Methods() {
 		if mi.Name == DiscoverMethod {
+			continue
+		}
+		known[mi.Name] = true
+		if c.filtered && !c.grants.HasAll(mi.Require...) {
 			continue
 		}
 		m, err := g.method(mi)
@@ -249,10 +298,12 @@ func New(t *handler.Table, opts ...Option) (doc *Doc, err error) {
 	}
 	for _, e := range c.edits {
 		m := byName[e.method]
-		if m == nil {
+		switch {
+		case m != nil:
+			e.fn(m)
+		case !known[e.method]:
 			return nil, fmt.Errorf("openrpc: EditMethod(%q): no such method", e.method)
 		}
-		e.fn(m)
 	}
 	if schemas := g.components(doc); len(schemas) > 0 {
 		doc.Components = &Components{Schemas: schemas}

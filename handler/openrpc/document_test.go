@@ -484,3 +484,74 @@ func TestDocument_schemaTags(t *testing.T) {
 	sameJSON(t, "result", m.Result.Schema, `{"$ref":"#/components/schemas/hexNum"}`)
 	sameJSON(t, "hexNum", doc.Components.Schemas["hexNum"], `{"type":"string","pattern":"^0x[0-9a-f]+$"}`)
 }
+
+// secretReport is a type only a method that needs a grant uses.
+type secretReport struct {
+	Keys []string `json:"keys"`
+}
+
+// grantsTable serves add (no requirement), audit (needs admin, the only
+// user of secretReport), rotate (needs admin and ops) and read (needs
+// read).
+func grantsTable() *handler.Table {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	handler.RegisterNoParams(tab, "audit", func(context.Context) (secretReport, error) { return secretReport{}, nil },
+		handler.Inline(), handler.Require("admin"))
+	handler.RegisterNoParams(tab, "rotate", func(context.Context) (int, error) { return 0, nil },
+		handler.Inline(), handler.Require("admin", "ops"))
+	handler.RegisterNoParams(tab, "read", func(context.Context) (string, error) { return "", nil },
+		handler.Inline(), handler.Require("read"))
+	return tab
+}
+
+// names lists the names of doc's methods.
+func names(doc *openrpc.Doc) string {
+	var out []string
+	for _, m := range doc.Methods {
+		out = append(out, m.Name)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestNew_forGrants: ForGrants lists the methods whose every required
+// permission the grants hold (as a call is checked), and the components
+// only they use; without ForGrants, every method is listed. An
+// EditMethod of a method left out is skipped, one of no method still
+// fails.
+func TestNew_forGrants(t *testing.T) {
+	tab := grantsTable()
+	for _, tc := range []struct {
+		grants handler.Grants
+		want   string
+	}{
+		{nil, "add"},
+		{handler.Grants{"user"}, "add"},
+		{handler.Grants{"read"}, "add read"},
+		{handler.Grants{"admin"}, "add audit"},
+		{handler.Grants{"ops", "admin"}, "add audit rotate"},
+		{handler.Grants{"*"}, "add audit read rotate"},
+	} {
+		doc := newDoc(t, tab, openrpc.ForGrants(tc.grants),
+			openrpc.EditMethod("audit", func(m *openrpc.Method) { m.Summary = "edited" }))
+		if got := names(doc); got != tc.want {
+			t.Errorf("ForGrants(%q): methods %q, want %q", tc.grants, got, tc.want)
+		}
+		hasSecret := false
+		if doc.Components != nil {
+			_, hasSecret = doc.Components.Schemas["secretReport"]
+		}
+		if wantSecret := strings.Contains(tc.want, "audit"); hasSecret != wantSecret {
+			t.Errorf("ForGrants(%q): component secretReport %v, want %v", tc.grants, hasSecret, wantSecret)
+		}
+		if strings.Contains(tc.want, "audit") && method(t, doc, "audit").Summary != "edited" {
+			t.Errorf("ForGrants(%q): audit not edited", tc.grants)
+		}
+	}
+	if got := names(newDoc(t, tab)); got != "add audit read rotate" {
+		t.Errorf("without ForGrants: methods %q", got)
+	}
+	if _, err := openrpc.New(tab, openrpc.ForGrants(nil), openrpc.EditMethod("nope", func(*openrpc.Method) {})); err == nil {
+		t.Error("ForGrants: an EditMethod of no method did not fail")
+	}
+}

@@ -112,3 +112,50 @@ func ExampleEditMethod() {
 	// Output:
 	// [{"name":"max","params":[{"name":"values","description":"any number of numbers, by position","schema":{"type":"number"}}],"result":{"name":"result","schema":{"type":"number"}},"paramStructure":"by-position"}]}
 }
+
+// FilterByGrants tells each caller only of the methods its grants let it
+// call: here, a caller without the admin grant is not told of reset.
+// (A transport's handler.Authorizer gives a call its grants;
+// handler.WithGrants stands in for it here.)
+func ExampleFilterByGrants() {
+	t := handler.NewTable()
+	handler.RegisterNoParams(t, "status", func(context.Context) (string, error) { return "ok", nil }, handler.Inline())
+	handler.RegisterNoParams(t, "reset", func(context.Context) (bool, error) { return true, nil },
+		handler.Inline(), handler.Require("admin"))
+	if err := openrpc.Register(t, openrpc.FilterByGrants(true)); err != nil {
+		panic(err)
+	}
+	for _, g := range []handler.Grants{nil, {"admin"}} {
+		reply := t.Dispatch(handler.WithGrants(context.Background(), g), nil, []byte(`{"jsonrpc":"2.0","method":"rpc.discover","id":1}`))
+		var r struct {
+			Result openrpc.Doc `json:"result"`
+		}
+		if err := json.Unmarshal(reply, &r); err != nil {
+			panic(err)
+		}
+		var names []string
+		for _, m := range r.Result.Methods {
+			names = append(names, m.Name)
+		}
+		fmt.Printf("grants %q: %s\n", g, strings.Join(names, ", "))
+	}
+	// Output:
+	// grants []: status
+	// grants ["admin"]: reset, status
+}
+
+// ForGrants gives the document of a caller holding the grants.
+func ExampleForGrants() {
+	t := handler.NewTable()
+	handler.RegisterNoParams(t, "status", func(context.Context) (string, error) { return "ok", nil })
+	handler.RegisterNoParams(t, "reset", func(context.Context) (bool, error) { return true, nil }, handler.Require("admin"))
+	doc, err := openrpc.New(t, openrpc.ForGrants(handler.Grants{"read"}))
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range doc.Methods {
+		fmt.Println(m.Name)
+	}
+	// Output:
+	// status
+}
