@@ -131,6 +131,7 @@ type serveFlags struct {
 	logSample      float64
 	metrics        string // --metrics: an address, or a path on the listeners
 	discover       bool
+	discoverGrant  bool          // --discover-by-grant
 	broker         string        // --broker: a NATS URL, "" for one node
 	drainGrace     time.Duration // --drain-grace
 	closeNotice    string        // --close-notice: a method name, "" for none
@@ -176,6 +177,15 @@ const defaultCallTimeout = 30 * time.Second
 // worth of its rate.
 func (c *serveFlags) rateLimit() handler.RateLimit {
 	return handler.RateLimit{Rate: c.rate, Burst: c.burst, ConnRate: c.connRate, ConnBurst: c.connBurst}
+}
+
+// filterDiscover reports whether rpc.discover answers each caller the
+// methods its grants let it call: under --discover-by-grant, when
+// callers have grants at all (--api-keys, --jwt-secret). Without
+// authentication no caller holds a grant, and the document lists every
+// method, as jetrpc openrpc prints it.
+func (c *serveFlags) filterDiscover() bool {
+	return c.discoverGrant && (c.apiKeys != "" || c.jwtSecret != "")
 }
 
 // newServeFlags defines the flags of jetrpc serve on a new FlagSet; the
@@ -261,6 +271,9 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&c.metrics, "metrics", "", "serve Prometheus metrics on `addr|path`: host:port for a listener of their own (at /metrics), "+
 		"or a path such as /metrics on the JSON-RPC listeners (off by default)")
 	fs.BoolVar(&c.discover, "discover", true, "answer rpc.discover with the server's OpenRPC document")
+	fs.BoolVar(&c.discoverGrant, "discover-by-grant", true, "with --api-keys or --jwt-secret, list in rpc.discover's document only the methods "+
+		"the caller's grants let it call (admin_stats only for a key with the admin grant); false lists every method to every caller. "+
+		"Without authentication every caller is listed every method")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to `file` until the server stops")
 	return fs, c
 }
@@ -298,7 +311,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
 		{"many nodes (see README: Running many nodes)", []string{"broker", "drain-grace", "close-notice"}},
 		{"event loops and workers", []string{"loops", "workers", "queue"}},
-		{"operating it (see README: Operating it)", []string{"metrics", "access-log", "access-log-sample", "slow-call,log-slow", "discover"}},
+		{"operating it (see README: Operating it)", []string{"metrics", "access-log", "access-log-sample", "slow-call,log-slow", "discover", "discover-by-grant"}},
 		{"logging and profiling", []string{"v", "cpuprofile"}},
 	},
 	examples: `  jetrpc serve                                      # http://, ws:// and tcp://127.0.0.1:8080
@@ -504,7 +517,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer closeBroker()
-	if err := registerServed(tab, func() int { return e.Conns() }, topics, c.discover); err != nil {
+	if err := registerServed(tab, func() int { return e.Conns() }, topics, c.discover, c.filterDiscover()); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	reg := prometheus.NewRegistry()

@@ -67,15 +67,17 @@ func moduleVersion() string {
 // registerServed registers the methods of jetrpc serve on tab: those of
 // handler/demo, admin_stats (conns counts the open connections) and, with
 // discover, rpc.discover, which answers the document that jetrpc openrpc
-// prints. It fails only when rpc.discover cannot be registered.
-func registerServed(tab *handler.Table, conns func() int, topics *handler.Topics, discover bool) error {
+// prints — with byGrant, only the methods the caller's grants let it
+// call (openrpc.FilterByGrants: admin_stats only for the admin grant).
+// It fails only when rpc.discover cannot be registered.
+func registerServed(tab *handler.Table, conns func() int, topics *handler.Topics, discover, byGrant bool) error {
 	demo.Register(tab)
 	demo.RegisterTopics(tab, topics)
 	registerAdmin(tab, conns)
 	if !discover {
 		return nil
 	}
-	return openrpc.Register(tab, discoverOptions()...)
+	return openrpc.Register(tab, append(discoverOptions(), openrpc.FilterByGrants(byGrant))...)
 }
 
 // newOpenRPCFlags returns the flags of jetrpc openrpc.
@@ -115,7 +117,7 @@ func runOpenRPC(args []string, stdout, stderr io.Writer) error {
 		return usageError(fs, &openrpcUsage, stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	tab := handler.NewTable()
-	if err := registerServed(tab, func() int { return 0 }, handler.NewTopics(nil, nil), true); err != nil {
+	if err := registerServed(tab, func() int { return 0 }, handler.NewTopics(nil, nil), true, false); err != nil {
 		return err
 	}
 	doc, err := openrpc.Document(tab, discoverOptions()...)

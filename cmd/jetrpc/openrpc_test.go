@@ -9,8 +9,10 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/auth"
 )
 
 // TestRunOpenRPC_bundledDocument: jetrpc openrpc prints every method of
@@ -125,7 +127,7 @@ func TestRunOpenRPC_isDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	tab := handler.NewTable()
-	if err := registerServed(tab, func() int { return 3 }, handler.NewTopics(nil, nil), true); err != nil {
+	if err := registerServed(tab, func() int { return 3 }, handler.NewTopics(nil, nil), true, false); err != nil {
 		t.Fatal(err)
 	}
 	reply := tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"rpc.discover","id":1}`))
@@ -134,7 +136,7 @@ func TestRunOpenRPC_isDiscover(t *testing.T) {
 		t.Fatalf("rpc.discover:\n%s\nwant\n%s", reply, want)
 	}
 	off := handler.NewTable()
-	if err := registerServed(off, func() int { return 0 }, handler.NewTopics(nil, nil), false); err != nil {
+	if err := registerServed(off, func() int { return 0 }, handler.NewTopics(nil, nil), false, false); err != nil {
 		t.Fatal(err)
 	}
 	if found, _ := off.Lookup("rpc.discover"); found {
@@ -167,4 +169,69 @@ func TestRunOpenRPC_usage(t *testing.T) {
 			t.Errorf("flag %q listed %d times in the usage", f.Name, seen[f.Name])
 		}
 	})
+}
+
+// discoverListsAdmin posts rpc.discover to url with the headers and
+// reports whether the document lists admin_stats, checking that it is a
+// document of the other methods.
+func discoverListsAdmin(t *testing.T, url string, header ...string) bool {
+	t.Helper()
+	st, body := postAs(t, url, `{"jsonrpc":"2.0","method":"rpc.discover","id":1}`, header...)
+	var r struct {
+		Result struct {
+			Methods []struct {
+				Name string `json:"name"`
+			} `json:"methods"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); st != 200 || err != nil {
+		t.Fatalf("rpc.discover %q: %d %q", header, st, body)
+	}
+	names := map[string]bool{}
+	for _, m := range r.Result.Methods {
+		names[m.Name] = true
+	}
+	if !names["add"] || !names["clock_subscribe"] {
+		t.Fatalf("rpc.discover %q: methods %v", header, names)
+	}
+	return names["admin_stats"]
+}
+
+// TestServe_discoverByGrant: with --api-keys, rpc.discover tells a key
+// without the admin grant nothing of admin_stats, and an admin key or a
+// JWT (every grant) of it; --discover-by-grant=false lists it to every
+// key; without authentication it is listed (no caller could be told
+// apart). A key without admin used to see admin_stats.
+func TestServe_discoverByGrant(t *testing.T) {
+	const admin, user = "admin-key-0123456789abcdef", "user-key-0123456789abcdef"
+	keys := writeFile(t, "keys", admin+" admin\n"+user+" read\n")
+	jwtFile := writeFile(t, "jwt.hex", strings.Repeat("ab", 32)+"\n")
+	key, err := auth.LoadJWTSecret(jwtFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := auth.NewJWTToken(key, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byGrant := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--api-keys", keys, "--jwt-secret", jwtFile)[0])["http"]
+	for range 2 { // built, then kept
+		if discoverListsAdmin(t, byGrant, "Authorization", "Bearer "+user) {
+			t.Error("by grant: a key without admin is told of admin_stats")
+		}
+		if !discoverListsAdmin(t, byGrant, "Authorization", "Bearer "+admin) {
+			t.Error("by grant: an admin key is not told of admin_stats")
+		}
+	}
+	if !discoverListsAdmin(t, byGrant, "Authorization", "Bearer "+token) {
+		t.Error("by grant: a JWT is not told of admin_stats")
+	}
+	all := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--api-keys", keys, "--discover-by-grant=false")[0])["http"]
+	if !discoverListsAdmin(t, all, "Authorization", "Bearer "+user) {
+		t.Error("--discover-by-grant=false: a key without admin is not told of admin_stats")
+	}
+	open := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0")[0])["http"]
+	if !discoverListsAdmin(t, open) {
+		t.Error("without authentication: admin_stats not listed")
+	}
 }
