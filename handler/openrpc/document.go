@@ -219,7 +219,8 @@ func ForGrants(g handler.Grants) Option {
 // that needs them and kept, one per distinct set of the required
 // permissions a caller holds (a caller's other grants do not matter), up
 // to WithMaxDocuments; a call's grants are matched to them without
-// allocating. New and Document ignore it.
+// allocating (for up to 256 distinct required permissions). New and
+// Document ignore it.
 func FilterByGrants(on bool) Option { return func(c *config) { c.byGrants = on } }
 
 // DefaultMaxDocuments is how many documents rpc.discover keeps under
