@@ -9,8 +9,11 @@ package handler
 // the record of a call must not depend on them. Helpers are prefixed al.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -26,9 +29,10 @@ import (
 type alRecord struct {
 	level slog.Level
 	msg   string
-	attrs string        // `key=value` by space, strings quoted, the duration as D
-	dur   time.Duration // the duration attribute
-	vals  map[string]string
+	attrs string            // `key=value` by space, strings quoted, duration_ms as D
+	dur   time.Duration     // the duration_ms attribute
+	vals  map[string]string // the attributes' values, as text
+	kinds map[string]slog.Kind
 }
 
 func (r alRecord) String() string { return fmt.Sprintf("%v %q %s", r.level, r.msg, r.attrs) }
@@ -44,17 +48,17 @@ func (h *alRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
 func (h *alRecorder) WithGroup(string) slog.Handler            { return h }
 
 func (h *alRecorder) Handle(_ context.Context, r slog.Record) error {
-	rec := alRecord{level: r.Level, msg: r.Message, vals: map[string]string{}}
+	rec := alRecord{level: r.Level, msg: r.Message, vals: map[string]string{}, kinds: map[string]slog.Kind{}}
 	var parts []string
 	r.Attrs(func(a slog.Attr) bool {
 		v := a.Value.Resolve()
+		rec.vals[a.Key], rec.kinds[a.Key] = v.String(), v.Kind()
 		var s string
-		switch v.Kind() {
-		case slog.KindString:
+		switch {
+		case v.Kind() == slog.KindString:
 			s = strconv.Quote(v.String())
-			rec.vals[a.Key] = v.String()
-		case slog.KindDuration:
-			s, rec.dur = "D", v.Duration()
+		case a.Key == "duration_ms" && v.Kind() == slog.KindFloat64:
+			s, rec.dur = "D", time.Duration(v.Float64()*1e6)
 		default:
 			s = v.String()
 		}
@@ -116,19 +120,19 @@ func TestAccessLog_callRecords(t *testing.T) {
 		for _, c := range []struct {
 			msg, attrs string
 		}{
-			{mxReq(1, "ok", ""), `method="ok" id="1" code=0 duration=D ` + alLocal},
-			{`{"jsonrpc":"2.0","method":"fail","params":[7],"id":"a"}`, `method="fail" id="\"a\"" code=7 duration=D ` + alLocal},
-			{mxReq(3, "add", `[1,"x"]`), `method="add" id="3" code=-32602 duration=D ` + alLocal},
-			{mxReq(4, "work", "[1]"), `method="work" id="4" code=0 duration=D ` + alLocal},
-			{mxReq(5, "failb", "[9]"), `method="failb" id="5" code=9 duration=D ` + alLocal},
-			{mxReq(6, "nope", ""), `method="nope" id="6" code=-32601 duration=D ` + alLocal},
-			{`{"jsonrpc":"2.0","method":"\u006fk","id":7}`, `method="ok" id="7" code=0 duration=D ` + alLocal},
-			{`{"jsonrpc":"2.0","method":"n\u006fpe","id":null}`, `method="nope" id="null" code=-32601 duration=D ` + alLocal},
-			{`{"method":"ok","params":[],"id":8}`, `method="ok" id="8" code=0 duration=D ` + alLocal},
-			{mxNote("ok", ""), `method="ok" notification=true code=0 duration=D ` + alLocal},
-			{mxNote("fail", "[7]"), `method="fail" notification=true code=7 duration=D ` + alLocal},
-			{mxNote("nope", ""), `method="nope" notification=true code=-32601 duration=D ` + alLocal},
-			{mxNote("work", "[1]"), `method="work" notification=true code=0 duration=D ` + alLocal},
+			{mxReq(1, "ok", ""), `method="ok" id=1 code=0 duration_ms=D ` + alLocal},
+			{`{"jsonrpc":"2.0","method":"fail","params":[7],"id":"a"}`, `method="fail" id="a" code=7 duration_ms=D ` + alLocal},
+			{mxReq(3, "add", `[1,"x"]`), `method="add" id=3 code=-32602 duration_ms=D ` + alLocal},
+			{mxReq(4, "work", "[1]"), `method="work" id=4 code=0 duration_ms=D ` + alLocal},
+			{mxReq(5, "failb", "[9]"), `method="failb" id=5 code=9 duration_ms=D ` + alLocal},
+			{mxReq(6, "nope", ""), `method="nope" id=6 code=-32601 duration_ms=D ` + alLocal},
+			{`{"jsonrpc":"2.0","method":"\u006fk","id":7}`, `method="ok" id=7 code=0 duration_ms=D ` + alLocal},
+			{`{"jsonrpc":"2.0","method":"n\u006fpe","id":null}`, `method="nope" id=<nil> code=-32601 duration_ms=D ` + alLocal},
+			{`{"method":"ok","params":[],"id":8}`, `method="ok" id=8 code=0 duration_ms=D ` + alLocal},
+			{mxNote("ok", ""), `method="ok" notification=true code=0 duration_ms=D ` + alLocal},
+			{mxNote("fail", "[7]"), `method="fail" notification=true code=7 duration_ms=D ` + alLocal},
+			{mxNote("nope", ""), `method="nope" notification=true code=-32601 duration_ms=D ` + alLocal},
+			{mxNote("work", "[1]"), `method="work" notification=true code=0 duration_ms=D ` + alLocal},
 		} {
 			r := alOne(t, tab, h, ctx, c.msg)
 			alCheck(t, fmt.Sprintf("metrics %v: %s", metrics, c.msg), r, slog.LevelInfo, "jetrpc: call", c.attrs)
@@ -144,10 +148,10 @@ func TestAccessLog_faultRecords(t *testing.T) {
 		for _, c := range []struct {
 			msg, attrs string
 		}{
-			{`{"jsonrpc":"2.0","method":`, `method="" code=-32700 duration=D ` + alLocal},
-			{`[]`, `method="" code=-32600 duration=D ` + alLocal},
-			{`1`, `method="" code=-32600 duration=D ` + alLocal},
-			{mxBatch(mxReq(1, "ok", ""), mxReq(2, "ok", ""), mxReq(3, "ok", "")), `method="" code=-32600 duration=D ` + alLocal},
+			{`{"jsonrpc":"2.0","method":`, `method="" code=-32700 duration_ms=D ` + alLocal},
+			{`[]`, `method="" code=-32600 duration_ms=D ` + alLocal},
+			{`1`, `method="" code=-32600 duration_ms=D ` + alLocal},
+			{mxBatch(mxReq(1, "ok", ""), mxReq(2, "ok", ""), mxReq(3, "ok", "")), `method="" code=-32600 duration_ms=D ` + alLocal},
 		} {
 			r := alOne(t, tab, h, context.Background(), c.msg)
 			alCheck(t, fmt.Sprintf("metrics %v: %s", metrics, c.msg), r, slog.LevelInfo, "jetrpc: call", c.attrs)
@@ -173,10 +177,10 @@ func TestAccessLog_batchRecord(t *testing.T) {
 		for _, c := range []struct {
 			msg, attrs string
 		}{
-			{mxBatch(mxReq(1, "ok", ""), mxReq(2, "fail", "[7]"), mxReq(3, "nope", ""), `1`, mxNote("ok", "")), `elements=5 errors=3 duration=D ` + alLocal},
-			{mxBatch(mxReq(1, "work", "[1]"), mxReq(2, "failb", "[7]"), mxReq(3, "ok", "")), `elements=3 errors=1 duration=D ` + alLocal},
-			{mxBatch(mxNote("ok", ""), mxNote("work", "[1]")), `elements=2 errors=0 duration=D ` + alLocal},
-			{mxCycle(100, mxReq(1, "ok", ""), mxReq(2, "fail", "[7]")), `elements=100 errors=50 duration=D ` + alLocal},
+			{mxBatch(mxReq(1, "ok", ""), mxReq(2, "fail", "[7]"), mxReq(3, "nope", ""), `1`, mxNote("ok", "")), `elements=5 errors=3 duration_ms=D ` + alLocal},
+			{mxBatch(mxReq(1, "work", "[1]"), mxReq(2, "failb", "[7]"), mxReq(3, "ok", "")), `elements=3 errors=1 duration_ms=D ` + alLocal},
+			{mxBatch(mxNote("ok", ""), mxNote("work", "[1]")), `elements=2 errors=0 duration_ms=D ` + alLocal},
+			{mxCycle(100, mxReq(1, "ok", ""), mxReq(2, "fail", "[7]")), `elements=100 errors=50 duration_ms=D ` + alLocal},
 		} {
 			r := alOne(t, tab, h, ctx, c.msg)
 			alCheck(t, fmt.Sprintf("metrics %v: %.100s", metrics, c.msg), r, slog.LevelInfo, "jetrpc: batch", c.attrs)
@@ -196,12 +200,12 @@ func TestAccessLog_deferredRecords(t *testing.T) {
 			rmsg  string
 			attrs string
 		}{
-			{mxReq(1, "work", "[1]"), false, "jetrpc: call", `method="work" id="1" code=0 duration=D ` + alLocal},
-			{mxReq(2, "failb", "[5]"), false, "jetrpc: call", `method="failb" id="2" code=5 duration=D ` + alLocal},
-			{mxReq(3, "work", "[1]"), true, "jetrpc: call", `method="work" id="3" code=-32000 duration=D ` + alLocal},
-			{mxNote("work", "[1]"), true, "jetrpc: call", `method="work" notification=true code=-32000 duration=D ` + alLocal},
-			{mxBatch(mxReq(1, "work", "[1]"), mxReq(2, "ok", "")), false, "jetrpc: batch", `elements=2 errors=0 duration=D ` + alLocal},
-			{mxBatch(mxReq(1, "work", "[1]"), mxReq(2, "ok", ""), mxReq(3, "nope", "")), true, "jetrpc: batch", `elements=3 errors=3 duration=D ` + alLocal},
+			{mxReq(1, "work", "[1]"), false, "jetrpc: call", `method="work" id=1 code=0 duration_ms=D ` + alLocal},
+			{mxReq(2, "failb", "[5]"), false, "jetrpc: call", `method="failb" id=2 code=5 duration_ms=D ` + alLocal},
+			{mxReq(3, "work", "[1]"), true, "jetrpc: call", `method="work" id=3 code=-32000 duration_ms=D ` + alLocal},
+			{mxNote("work", "[1]"), true, "jetrpc: call", `method="work" notification=true code=-32000 duration_ms=D ` + alLocal},
+			{mxBatch(mxReq(1, "work", "[1]"), mxReq(2, "ok", "")), false, "jetrpc: batch", `elements=2 errors=0 duration_ms=D ` + alLocal},
+			{mxBatch(mxReq(1, "work", "[1]"), mxReq(2, "ok", ""), mxReq(3, "nope", "")), true, "jetrpc: batch", `elements=3 errors=3 duration_ms=D ` + alLocal},
 		} {
 			var later Pending
 			if _, oc := tab.DispatchInline(ctx, nil, []byte(c.msg), &later); oc != Deferred {
@@ -243,7 +247,7 @@ func TestAccessLog_deferredCallLogsItsOwnCode(t *testing.T) {
 		if len(recs) != 2 {
 			t.Fatalf("%d records %v, want 2", len(recs), recs)
 		}
-		alCheck(t, fmt.Sprintf("metrics %v: work after fail", metrics), recs[1], slog.LevelInfo, "jetrpc: call", `method="work" id="2" code=0 duration=D `+alLocal)
+		alCheck(t, fmt.Sprintf("metrics %v: work after fail", metrics), recs[1], slog.LevelInfo, "jetrpc: call", `method="work" id=2 code=0 duration_ms=D `+alLocal)
 	}
 }
 
@@ -254,7 +258,7 @@ func TestAccessLog_timeoutRecord(t *testing.T) {
 	g := newMxGate()
 	Register(tab, "stuck", g.fn, Timeout(20*time.Millisecond))
 	r := alOne(t, tab, h, context.Background(), mxReq(1, "stuck", "[1]"))
-	alCheck(t, "timeout", r, slog.LevelInfo, "jetrpc: call", `method="stuck" id="1" code=-32002 duration=D `+alLocal)
+	alCheck(t, "timeout", r, slog.LevelInfo, "jetrpc: call", `method="stuck" id=1 code=-32002 duration_ms=D `+alLocal)
 	if r.dur < 20*time.Millisecond {
 		t.Errorf("duration %v, want at least the timeout", r.dur)
 	}
@@ -290,14 +294,14 @@ func TestAccessLog_slowOnly(t *testing.T) {
 			t.Errorf("Sample 1: %d records of fast messages, want 7: %v", len(recs), recs)
 		}
 		r := alOne(t, tab, h, ctx, mxReq(9, "nap", ""))
-		alCheck(t, "slow call", r, slog.LevelWarn, "jetrpc: slow call", `method="nap" id="9" code=0 duration=D `+alLocal)
+		alCheck(t, "slow call", r, slog.LevelWarn, "jetrpc: slow call", `method="nap" id=9 code=0 duration_ms=D `+alLocal)
 		if r.dur <= slow {
 			t.Errorf("slow call: duration %v, want over %v", r.dur, slow)
 		}
 		r = alOne(t, tab, h, ctx, mxBatch(mxReq(1, "nap", ""), mxReq(2, "ok", "")))
-		alCheck(t, "slow batch", r, slog.LevelWarn, "jetrpc: slow batch", `elements=2 errors=0 duration=D `+alLocal)
+		alCheck(t, "slow batch", r, slog.LevelWarn, "jetrpc: slow batch", `elements=2 errors=0 duration_ms=D `+alLocal)
 		r = alOne(t, tab, h, ctx, mxNote("nap", ""))
-		alCheck(t, "slow notification", r, slog.LevelWarn, "jetrpc: slow call", `method="nap" notification=true code=0 duration=D `+alLocal)
+		alCheck(t, "slow notification", r, slog.LevelWarn, "jetrpc: slow call", `method="nap" notification=true code=0 duration_ms=D `+alLocal)
 	}
 }
 
@@ -338,12 +342,12 @@ func TestAccessLog_transportAndRemote(t *testing.T) {
 		ctx        context.Context
 		msg, attrs string
 	}{
-		{ws, mxReq(1, "ok", ""), `method="ok" id="1" code=0 duration=D ` + wsAttrs},
-		{ws, mxReq(2, "slowish", "[1]"), `method="slowish" id="2" code=0 duration=D ` + wsAttrs},
-		{ws, mxBatch(mxReq(1, "ok", ""), mxReq(2, "work", "[1]")), `elements=2 errors=0 duration=D ` + wsAttrs},
-		{ws, `{"jsonrpc":`, `method="" code=-32700 duration=D ` + wsAttrs},
-		{derived, mxNote("ok", ""), `method="ok" notification=true code=0 duration=D ` + wsAttrs},
-		{unix, mxReq(3, "nope", ""), `method="nope" id="3" code=-32601 duration=D transport="stream"`},
+		{ws, mxReq(1, "ok", ""), `method="ok" id=1 code=0 duration_ms=D ` + wsAttrs},
+		{ws, mxReq(2, "slowish", "[1]"), `method="slowish" id=2 code=0 duration_ms=D ` + wsAttrs},
+		{ws, mxBatch(mxReq(1, "ok", ""), mxReq(2, "work", "[1]")), `elements=2 errors=0 duration_ms=D ` + wsAttrs},
+		{ws, `{"jsonrpc":`, `method="" code=-32700 duration_ms=D ` + wsAttrs},
+		{derived, mxNote("ok", ""), `method="ok" notification=true code=0 duration_ms=D ` + wsAttrs},
+		{unix, mxReq(3, "nope", ""), `method="nope" id=3 code=-32601 duration_ms=D transport="stream"`},
 	} {
 		r := alOne(t, tab, h, c.ctx, c.msg)
 		alCheck(t, c.msg, r, r.level, r.msg, c.attrs)
@@ -358,7 +362,7 @@ func TestAccessLog_transportAndRemote(t *testing.T) {
 	if len(recs) != 1 {
 		t.Fatalf("deferred: %d records %v", len(recs), recs)
 	}
-	alCheck(t, "deferred", recs[0], slog.LevelInfo, "jetrpc: call", `method="work" id="4" code=0 duration=D `+wsAttrs)
+	alCheck(t, "deferred", recs[0], slog.LevelInfo, "jetrpc: call", `method="work" id=4 code=0 duration_ms=D `+wsAttrs)
 }
 
 // TestAccessLog_clipsLongNamesAndIDs: a method name or id longer than 128
@@ -377,7 +381,7 @@ func TestAccessLog_clipsLongNamesAndIDs(t *testing.T) {
 		}{
 			{mxReq(1, long, ""), clipped(long), "1"},
 			{`{"jsonrpc":"2.0","method":"` + strings.Repeat(`\u006d`, 200) + `","id":1}`, clipped(long), "1"},
-			{`{"jsonrpc":"2.0","method":"x","id":"` + long + `"}`, "x", clipped(`"` + long)},
+			{`{"jsonrpc":"2.0","method":"x","id":"` + long + `"}`, "x", clipped(long)},
 			{mxReq(1, registered, ""), clipped(registered), "1"},
 			{mxReq(1, strings.Repeat("m", 128), ""), strings.Repeat("m", 128), "1"},
 		} {
@@ -502,5 +506,199 @@ func TestAccessLog_slowWithoutMetrics(t *testing.T) {
 	}
 	if recs := h.take(); len(recs) != 1 || recs[0].dur <= 0 || recs[0].dur >= 10*time.Millisecond {
 		t.Errorf("a sampled fast call: %v, want one record with its precise duration", recs)
+	}
+}
+
+// alJSON returns an mxTable logging a to a JSON handler, and a func that
+// returns the records written so far, decoded, and forgets them.
+func alJSON(a AccessLog, opts ...Option) (*Table, func(testing.TB) []map[string]any) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	a.Logger = slog.New(slog.NewJSONHandler(&alLocked{mu: &mu, w: &buf}, nil))
+	tab := mxTable(append([]Option{WithMetrics(false), WithAccessLog(a)}, opts...)...)
+	return tab, func(t testing.TB) []map[string]any {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		var recs []map[string]any
+		dec := json.NewDecoder(&buf)
+		dec.UseNumber()
+		for dec.More() {
+			var r map[string]any
+			if err := dec.Decode(&r); err != nil {
+				t.Fatalf("a record that is not JSON: %v", err)
+			}
+			recs = append(recs, r)
+		}
+		buf.Reset()
+		return recs
+	}
+}
+
+// alLocked is a writer under a mutex.
+type alLocked struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *alLocked) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// TestAccessLog_idAsSent: a string id is logged as the string it
+// decodes to, not as its JSON text quoted again (it was "id":"\"long\""
+// in JSON); a number as a number; null as null — what a JSON handler
+// writes is the id as the request had it.
+func TestAccessLog_idAsSent(t *testing.T) {
+	tab, take := alJSON(AccessLog{Sample: 1})
+	for _, c := range []struct {
+		id   string // as sent
+		want string // the record's "id", as JSON
+	}{
+		{`"long"`, `"long"`},
+		{`"a\"b\\c\/d"`, `"a\"b\\c/d"`},
+		{`"\u00e9t\u00E9"`, `"été"`},
+		{`"\ud83d\ude00"`, `"😀"`},
+		{`"\ud83d"`, `"\ufffd"`},
+		{`"é"`, `"é"`},
+		{`""`, `""`},
+		{`"7"`, `"7"`},
+		{`"null"`, `"null"`},
+		{`7`, `7`},
+		{`-3`, `-3`},
+		{`0`, `0`},
+		{`18446744073709551615`, `18446744073709551615`},
+		{`1.5`, `1.5`},
+		{`-2.5e-3`, `-0.0025`},
+		{`1e400`, `"1e400"`},
+		{`null`, `null`},
+	} {
+		tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"ok","id":`+c.id+`}`))
+		recs := take(t)
+		if len(recs) != 1 {
+			t.Fatalf("id %s: %d records, want 1", c.id, len(recs))
+		}
+		got, err := json.Marshal(recs[0]["id"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want any
+		dec := json.NewDecoder(strings.NewReader(c.want))
+		dec.UseNumber()
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		wantJSON, _ := json.Marshal(want)
+		if string(got) != string(wantJSON) {
+			t.Errorf("id %s: logged as %s, want %s", c.id, got, wantJSON)
+		}
+	}
+	// A long escaped id is decoded, then clipped.
+	tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"ok","id":"`+strings.Repeat(`\u0061`, 300)+`"}`))
+	if recs := take(t); len(recs) != 1 || recs[0]["id"] != strings.Repeat("a", 128)+"…" {
+		t.Errorf("a long escaped id: %v, want 128 a's and …", recs)
+	}
+	// Exactly 128 bytes, escaped: not clipped.
+	tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"ok","id":"`+strings.Repeat(`\u0061`, 128)+`"}`))
+	if recs := take(t); len(recs) != 1 || recs[0]["id"] != strings.Repeat("a", 128) {
+		t.Errorf("a 128-byte escaped id: %v, want 128 a's", recs)
+	}
+}
+
+// TestAccessLog_durationInMilliseconds: a record's duration is
+// duration_ms, milliseconds as a float — not integer nanoseconds, which
+// a JSON handler wrote for slog.Duration ("duration":20512345).
+func TestAccessLog_durationInMilliseconds(t *testing.T) {
+	tab, take := alJSON(AccessLog{Sample: 1})
+	Register(tab, "nap", func(context.Context, struct{}) (int, error) {
+		time.Sleep(20 * time.Millisecond)
+		return 1, nil
+	})
+	tab.Dispatch(context.Background(), nil, []byte(mxReq(1, "nap", "")))
+	tab.Dispatch(context.Background(), nil, []byte(mxBatch(mxReq(1, "nap", ""), mxReq(2, "ok", ""))))
+	tab.Dispatch(context.Background(), nil, []byte(mxReq(2, "ok", "")))
+	recs := take(t)
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 3: %v", len(recs), recs)
+	}
+	for i, r := range recs {
+		if _, ok := r["duration"]; ok {
+			t.Errorf("record %d has duration: %v", i, r)
+		}
+		n, ok := r["duration_ms"].(json.Number)
+		if !ok {
+			t.Fatalf("record %d: duration_ms %#v, want a number", i, r["duration_ms"])
+		}
+		ms, _ := n.Float64()
+		if lo := map[bool]float64{true: 19, false: 0}[i < 2]; ms < lo || ms > 10_000 {
+			t.Errorf("record %d: duration_ms %v, want at least %v", i, ms, lo)
+		}
+	}
+	if n := recs[2]["duration_ms"].(json.Number); !strings.ContainsAny(string(n), ".e") && n != "0" {
+		t.Errorf("a fast call's duration_ms %s: not a fraction of a millisecond", n)
+	}
+}
+
+// TestAccessLog_principal: a record names the caller the Authorizer
+// named (Meta.Principal), and only then.
+func TestAccessLog_principal(t *testing.T) {
+	tab, h := alTable(false, AccessLog{Sample: 1})
+	cc := &CallContext{Parent: context.Background(), Meta: Meta{Transport: TransportHTTP, Principal: "ops-key"}}
+	r := alOne(t, tab, h, cc, mxReq(1, "ok", ""))
+	alCheck(t, "call", r, slog.LevelInfo, "jetrpc: call", `method="ok" id=1 code=0 duration_ms=D transport="http" principal="ops-key"`)
+	r = alOne(t, tab, h, cc, mxBatch(mxReq(1, "ok", "")))
+	alCheck(t, "batch", r, slog.LevelInfo, "jetrpc: batch", `elements=1 errors=0 duration_ms=D transport="http" principal="ops-key"`)
+	cc.Meta.Principal = ""
+	r = alOne(t, tab, h, cc, mxReq(1, "ok", ""))
+	alCheck(t, "no principal", r, slog.LevelInfo, "jetrpc: call", `method="ok" id=1 code=0 duration_ms=D transport="http"`)
+}
+
+// TestTable_Refused: a refusal logs one record, status and reason then
+// the caller's attributes; a status of 0 is left out; RefusedConn has
+// the address alone. Without an access log nothing is logged.
+func TestTable_Refused(t *testing.T) {
+	tab, h := alTable(false, AccessLog{Sample: 1})
+	cc := &CallContext{Parent: context.Background(), Meta: Meta{
+		Transport: TransportHTTP,
+		Remote:    &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 4242},
+		Principal: "ops-key",
+	}}
+	tab.Refused(cc, 413, "body_too_large")
+	cc.Meta.Transport, cc.Meta.Principal = TransportStream, ""
+	tab.Refused(cc, 0, "message_too_large")
+	tab.RefusedConn(&net.TCPAddr{IP: net.IPv4(192, 0, 2, 9), Port: 1}, "too_many_connections")
+	recs := h.take()
+	if len(recs) != 3 {
+		t.Fatalf("%d records %v, want 3", len(recs), recs)
+	}
+	alCheck(t, "413", recs[0], slog.LevelInfo, "jetrpc: refused", `status=413 reason="body_too_large" transport="http" remote="192.0.2.1:4242" principal="ops-key"`)
+	alCheck(t, "stream", recs[1], slog.LevelInfo, "jetrpc: refused", `reason="message_too_large" transport="stream" remote="192.0.2.1:4242"`)
+	alCheck(t, "conn", recs[2], slog.LevelInfo, "jetrpc: refused", `reason="too_many_connections" remote="192.0.2.9:1"`)
+
+	// Slow alone: refusals are never slow, so none is logged.
+	tab, h = alTable(false, AccessLog{Slow: time.Nanosecond})
+	tab.Refused(cc, 401, "unauthorized")
+	if recs := h.take(); len(recs) != 0 {
+		t.Errorf("Slow alone: logged %v", recs)
+	}
+	if !tab.AccessLogEnabled() || NewTable().AccessLogEnabled() {
+		t.Errorf("AccessLogEnabled: %v with an access log, %v without", tab.AccessLogEnabled(), NewTable().AccessLogEnabled())
+	}
+	NewTable().Refused(cc, 401, "unauthorized") // no access log: nothing to do
+}
+
+// TestTable_Refused_sampled: refusals are sampled at AccessLog.Sample.
+func TestTable_Refused_sampled(t *testing.T) {
+	const n, p = 20000, 0.1
+	tab, h := alTable(false, AccessLog{Sample: p})
+	for range n {
+		tab.Refused(context.Background(), 401, "unauthorized")
+	}
+	got := float64(len(h.take()))
+	mean, sd := n*p, math.Sqrt(n*p*(1-p))
+	if math.Abs(got-mean) > 5*sd {
+		t.Errorf("%v of %d refusals logged, want %v ± %.0f", got, n, mean, 5*sd)
 	}
 }

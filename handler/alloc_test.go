@@ -4,6 +4,7 @@ package handler_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -326,4 +327,25 @@ func TestLimits_zeroAllocs(t *testing.T) {
 	}
 	assertNoAllocs(t, tab, cases, false)
 	assertNoAllocs(t, tab, map[string]string{"inline": cases["inline with a deadline"]}, true)
+}
+
+// TestTable_Refused_zeroAllocs: a refusal reported to a table without an
+// access log, or to one whose sampling passes over it, allocates nothing.
+func TestTable_Refused_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	cc := &handler.CallContext{Parent: context.Background(), Meta: handler.Meta{Transport: handler.TransportHTTP, Principal: "p"}}
+	for name, tab := range map[string]*handler.Table{
+		"no access log": handler.NewTable(),
+		"not sampled":   handler.NewTable(handler.WithAccessLog(handler.AccessLog{Logger: slog.New(slog.DiscardHandler), Sample: 1e-12})),
+		"slow only":     handler.NewTable(handler.WithAccessLog(handler.AccessLog{Logger: slog.New(slog.DiscardHandler), Slow: time.Second})),
+	} {
+		if got := testing.AllocsPerRun(200, func() {
+			tab.Refused(cc, 401, "unauthorized")
+			tab.RefusedConn(nil, "too_many_connections")
+		}); got != 0 {
+			t.Errorf("%s: %v allocs per refusal, want 0", name, got)
+		}
+	}
 }

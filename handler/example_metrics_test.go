@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 
 	"github.com/jetrpc/jetrpc/handler"
@@ -45,7 +46,7 @@ func ExampleWithMetrics() {
 // change from run to run.
 func ExampleWithAccessLog() {
 	drop := func(_ []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.TimeKey || a.Key == "duration" {
+		if a.Key == slog.TimeKey || a.Key == "duration_ms" {
 			return slog.Attr{}
 		}
 		return a
@@ -65,8 +66,29 @@ func ExampleWithAccessLog() {
 	// Output:
 	// level=INFO msg="jetrpc: call" method=add id=1 code=0 transport=in-process
 	// level=INFO msg="jetrpc: call" method=add notification=true code=0 transport=in-process
-	// level=INFO msg="jetrpc: call" method=mul id="\"x\"" code=-32601 transport=in-process
+	// level=INFO msg="jetrpc: call" method=mul id=x code=-32601 transport=in-process
 	// level=INFO msg="jetrpc: batch" elements=2 errors=1 transport=in-process
+}
+
+// A transport reports a request it refused before reading any JSON-RPC
+// of it — here an HTTP request without credentials — and the access log
+// records it with the caller's attributes.
+func ExampleTable_Refused() {
+	noTime := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: noTime}))
+	tab := handler.NewTable(handler.WithAccessLog(handler.AccessLog{Logger: logger, Sample: 1}))
+	cc := &handler.CallContext{Parent: context.Background(), Meta: handler.Meta{
+		Transport: handler.TransportHTTP,
+		Remote:    &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 50412},
+	}}
+	tab.Refused(cc, 401, "unauthorized")
+	// Output:
+	// {"level":"INFO","msg":"jetrpc: refused","status":401,"reason":"unauthorized","transport":"http","remote":"192.0.2.7:50412"}
 }
 
 // LimitRefusals counts what the table's limits refused: here a batch

@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"net"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -23,10 +25,22 @@ import (
 )
 
 // AccessLog configures the access log of a table (Options.AccessLog):
-// one record per message — a call or notification with its method, id,
-// code, duration, transport and remote address; a batch with its
-// number of elements and of errors — at Info for the sampled ones and
-// at Warn for the slow ones.
+// one record per message, at Info for the sampled ones and at Warn for
+// the slow ones, and one per refusal a transport reports (Table.Refused).
+// Their attributes, in order:
+//
+//   - a call or notification ("jetrpc: call"): method; id — a string id
+//     decoded, a number as a number, null as nil — or notification=true;
+//     code; duration_ms;
+//   - a batch ("jetrpc: batch"): elements, errors, duration_ms;
+//   - a refusal before any JSON-RPC ("jetrpc: refused"): status, the
+//     HTTP status (absent when none was sent), and reason, a fixed word;
+//
+// then the caller's: transport; remote, the connection's address;
+// client, the address a trusted proxy names (Meta.ClientIP), behind one;
+// principal, the caller the Authorizer named (Meta.Principal), when one
+// did. duration_ms is the handling time in milliseconds, a float.
+// Method names and string ids are clipped to 128 bytes and "…".
 type AccessLog struct {
 	// Logger receives the records; nil means no access log.
 	Logger *slog.Logger
@@ -334,7 +348,7 @@ func (a *accessLog) call(ctx context.Context, st *state, r *parser.Request, d in
 	if slow {
 		msg = "jetrpc: slow call"
 	}
-	attrs := make([]slog.Attr, 0, 7)
+	attrs := make([]slog.Attr, 0, 8)
 	method := ""
 	switch {
 	case r == nil:
@@ -349,11 +363,51 @@ func (a *accessLog) call(ctx context.Context, st *state, r *parser.Request, d in
 	if r != nil && r.Notification && r.Err.OK() {
 		attrs = append(attrs, slog.Bool("notification", true))
 	} else if r != nil && len(r.ID) > 0 {
-		attrs = append(attrs, slog.String("id", clip(r.ID)))
+		attrs = append(attrs, idAttr(r.ID))
 	}
-	attrs = append(attrs, slog.Int("code", int(st.code)), slog.Duration("duration", time.Duration(d)))
+	attrs = append(attrs, slog.Int("code", int(st.code)), durationAttr(d))
 	a.emit(ctx, level, msg, callerAttrs(ctx, attrs))
 }
+
+// idAttr returns the attribute "id" of a request whose id is the JSON
+// value raw (Request.ID): a string id as its decoded string, clipped; an
+// integer as an Int64 (or a Uint64 past its range); another number as the
+// nearest Float64; null as nil (JSON null; "<nil>" in text). A number no
+// float64 holds (1e400) is logged as its text, a string.
+func idAttr(raw []byte) slog.Attr {
+	switch c := raw[0]; {
+	case c == '"':
+		s := raw[1 : len(raw)-1]
+		if len(s) > maxIDInput {
+			s = s[:maxIDInput] // enough for more than maxLogged bytes decoded: a longer id is clipped
+		}
+		var buf [maxLogged + 8]byte
+		return slog.String("id", clip(parser.AppendUnquote(buf[:0], s)))
+	case c == 'n':
+		return slog.Any("id", nil)
+	}
+	s := clip(raw)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return slog.Int64("id", n)
+	}
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return slog.Uint64("id", n)
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return slog.Float64("id", f)
+	}
+	return slog.String("id", s)
+}
+
+// maxIDInput bounds the content of a string id that is decoded for the
+// log: an escape of 6 bytes (or a surrogate pair of 12) decodes to at
+// least 1 byte (3), so this many bytes and a cut escape decode to more
+// than maxLogged bytes.
+const maxIDInput = 6*(maxLogged+1) + 12
+
+// durationAttr returns the attribute "duration_ms" of d ns: milliseconds,
+// a float, the same in text and in JSON.
+func durationAttr(d int64) slog.Attr { return slog.Float64("duration_ms", float64(d)/1e6) }
 
 // batch logs a batch of n elements.
 func (a *accessLog) batch(ctx context.Context, st *state, n int, d int64) {
@@ -362,9 +416,65 @@ func (a *accessLog) batch(ctx context.Context, st *state, n int, d int64) {
 	if slow {
 		msg = "jetrpc: slow batch"
 	}
-	attrs := make([]slog.Attr, 0, 6)
-	attrs = append(attrs, slog.Int("elements", n), slog.Int("errors", st.errs), slog.Duration("duration", time.Duration(d)))
+	attrs := make([]slog.Attr, 0, 7)
+	attrs = append(attrs, slog.Int("elements", n), slog.Int("errors", st.errs), durationAttr(d))
 	a.emit(ctx, level, msg, callerAttrs(ctx, attrs))
+}
+
+// AccessLogEnabled reports whether the table has an access log
+// (Options.AccessLog): whether Refused and RefusedConn may log. Safe from
+// any goroutine; kept inlinable.
+func (t *Table) AccessLogEnabled() bool { return t.log != nil }
+
+// Refused logs, in the table's access log, a request that a transport
+// refused before it read any JSON-RPC of it: a record "jetrpc: refused"
+// at Info with status, the HTTP status it was answered with (left out
+// when 0: it was answered otherwise — a WebSocket close frame, a
+// stream's error reply), and reason, a short fixed word
+// ("unauthorized", "forbidden_host", "body_too_large" ...), then the
+// caller's attributes, as a call's record has them, from the Meta of
+// ctx (MetaFrom): transport, remote, client and principal. Refusals are
+// sampled with the calls, by the same countdown (AccessLog.Sample);
+// Slow does not apply to them. Without an access log it does nothing and
+// costs a nil check; a refusal not sampled allocates nothing. Safe from
+// any goroutine; kept inlinable.
+func (t *Table) Refused(ctx context.Context, status int, reason string) {
+	if t.log != nil {
+		t.log.refused(t, ctx, nil, status, reason)
+	}
+}
+
+// RefusedConn is Refused for a connection refused as it was accepted,
+// before any transport read it (an address not allowed, too many
+// connections): its record has the remote address remote (nil: none),
+// and no transport. Safe from any goroutine; kept inlinable.
+func (t *Table) RefusedConn(remote net.Addr, reason string) {
+	if t.log != nil {
+		t.log.refused(t, nil, remote, 0, reason)
+	}
+}
+
+// refused logs a refusal, if sampled: of ctx's caller, or, with a nil
+// ctx, of a connection from remote.
+func (a *accessLog) refused(t *Table, ctx context.Context, remote net.Addr, status int, reason string) {
+	st := getState(t)
+	ok := a.wants(st, 0) // d 0: never slow
+	putState(st)
+	if !ok {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	if status != 0 {
+		attrs = append(attrs, slog.Int("status", status))
+	}
+	attrs = append(attrs, slog.String("reason", reason))
+	if ctx == nil {
+		ctx = context.Background()
+		attrs = appendCaller(attrs, &Meta{Remote: remote})
+	} else {
+		attrs = callerAttrs(ctx, attrs)
+	}
+	a.emit(ctx, slog.LevelInfo, "jetrpc: refused", attrs)
 }
 
 // emit sends a record to the logger. The record has no caller's PC
@@ -379,10 +489,17 @@ func (a *accessLog) emit(ctx context.Context, level slog.Level, msg string, attr
 	_ = a.Logger.Handler().Handle(ctx, r)
 }
 
-// callerAttrs appends the transport and remote address of ctx's call.
+// callerAttrs appends the transport, the remote address, the client
+// behind a trusted proxy and the principal of ctx's call.
 func callerAttrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
 	m := MetaFrom(ctx)
 	attrs = append(attrs, slog.String("transport", m.Transport.String()))
+	return appendCaller(attrs, m)
+}
+
+// appendCaller appends the remote address, the client behind a trusted
+// proxy and the principal of m.
+func appendCaller(attrs []slog.Attr, m *Meta) []slog.Attr {
 	if m.Remote != nil {
 		attrs = append(attrs, slog.String("remote", m.Remote.String()))
 	}
@@ -390,6 +507,9 @@ func callerAttrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
 		if ip := m.ClientIP(); ip.IsValid() {
 			attrs = append(attrs, slog.String("client", ip.String()))
 		}
+	}
+	if m.Principal != "" {
+		attrs = append(attrs, slog.String("principal", m.Principal))
 	}
 	return attrs
 }

@@ -274,9 +274,9 @@ func TestServe_accessLog(t *testing.T) {
 		t.Fatalf("%d call records (want 4), %d batch records (want 1):\n%s", len(calls), len(batches), logs)
 	}
 	for i, want := range [][]string{
-		{"level=INFO", "method=add", "id=1", "code=0", "transport=http", "remote=127.0.0.1:"},
+		{"level=INFO", "method=add", "id=1", "code=0", "duration_ms=", "transport=http", "remote=127.0.0.1:"},
 		{"method=add", "notification=true", "code=0", "transport=http"},
-		{"method=sleep", `id="\"s\""`, "code=0", "transport=http"},
+		{"method=sleep", " id=s ", "code=0", "duration_ms=", "transport=http"},
 		{"method=add", "id=1", "code=0", "transport=stream"},
 	} {
 		for _, w := range want {
