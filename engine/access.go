@@ -104,9 +104,11 @@ const streamRefused = `{"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbid
 // authorizeStream asks the Authorizer about a new stream connection; a
 // refused one gets streamRefused and is set to close.
 func (c *conn) authorizeStream(out []byte) []byte {
-	if c.authorize() == 0 {
+	status := c.authorize()
+	if status == 0 {
 		return out
 	}
+	c.refused(0, reasonOf(status)) // the stream gets streamRefused, not the status
 	out = append(out, streamRefused...)
 	return c.closeAfterFlush(out, closeProtocol)
 }
@@ -199,6 +201,7 @@ func (h *httpCodec) originRefused(c *conn, r *http1.Request) bool {
 func (h *httpCodec) appendPreflight(c *conn, out []byte, r *http1.Request, keep bool) []byte {
 	lines := h.corsLinesOf(c, r.Origin)
 	if lines == "" {
+		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenOrigin)
 		return appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, keep, r.Minor, "")
 	}
 	out = appendHeadStart(out, statusLine204, keep, r.Minor, lines)

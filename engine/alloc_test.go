@@ -5,6 +5,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
@@ -101,6 +102,31 @@ func TestConn_zeroAllocsWithAccessChecks(t *testing.T) {
 	}
 	for _, c := range cases {
 		assertRequestNoAllocs(t, cs, fc, c.name, c.in, c.worker, c.want, "Access-Control-Allow-Origin: https://app.example")
+	}
+}
+
+// TestConn_zeroAllocsRefused: a refusal on a connection that persists —
+// a Host not allowed (403), a method not allowed (405) — allocates
+// nothing, with no access log and with one whose sampling passes over
+// it. (A 401 allocates in the Authorizer's refusal and its Debug line,
+// with or without the access log.)
+func TestConn_zeroAllocsRefused(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	keys := auth.NewKeys(map[string]handler.Grants{"0123456789abcdef0123456789abcdef": nil})
+	for name, tab := range map[string]*handler.Table{
+		"no access log": handler.NewTable(),
+		"not sampled":   handler.NewTable(handler.WithAccessLog(handler.AccessLog{Logger: slog.New(slog.DiscardHandler), Sample: 1e-12})),
+	} {
+		demo.Register(tab)
+		cs, fc := newFakeConnOf(t, tab, WithHosts("localhost"), WithAuthorize(keys.Authorize))
+		for _, c := range []struct{ what, in, want string }{
+			{"403", "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n", "403 Forbidden"},
+			{"405", "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", "405 Method Not Allowed"},
+		} {
+			assertRequestNoAllocs(t, cs, fc, name+": "+c.what, c.in, false, c.want)
+		}
 	}
 }
 

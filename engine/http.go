@@ -181,14 +181,18 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	mark := len(out)
 	switch {
 	case !h.hostAllowed(c, r):
+		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenHost)
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, keep, r.Minor, h.corsLines)
 	case h.originRefused(c, r): // a preflight too
+		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenOrigin)
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, keep, r.Minor, "")
 	case string(r.Method) == "POST" && !handler.AcceptableContentType(r.ContentType):
+		h.refusedHead(c, http1.StatusUnsupportedMediaType, reasonUnsupportedType)
 		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.corsLines)
 	case string(r.Method) == "POST": // a body over MaxMessageSize
 		keep, why = false, closeProtocol // as a chunked body found too large is
 		e.stats.tooLarge.Add(1)
+		h.refusedHead(c, http1.StatusPayloadTooLarge, reasonBodyTooLarge)
 		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.corsLines)
 	case handler.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
 		out = appendHealth(out, e.Ready(), keep, r.Minor, h.corsLines)
@@ -196,6 +200,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		if e.opts.Authorize != nil {
 			c.call.Meta.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)
 			if status := c.authorize(); status != 0 {
+				c.refused(status, c.authReason(status))
 				out = appendStatusText(out, status, c.refusal, keep, r.Minor, h.corsLines)
 				break
 			}
@@ -208,6 +213,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		if get := []byte("GET"); handler.IsHealthCheck(get, r.Target, e.opts.HealthPath) || e.pageFor(get, r.Target) != nil {
 			allow = "GET"
 		}
+		h.refusedHead(c, http1.StatusMethodNotAllowed, reasonMethodNotAllowed)
 		out = appendNotAllowed(out, allow, string(r.Method) == "HEAD", keep, r.Minor, h.corsLines)
 	}
 	if len(out) > mark { // a page's response is held already
@@ -225,6 +231,7 @@ func (h *httpCodec) refuseCaller(c *conn, out []byte, status int) []byte {
 	r := &h.req
 	keep := r.KeepAlive && !r.HasBody() && c.e.Ready()
 	mark := len(out)
+	c.refused(status, c.authReason(status))
 	out = appendStatusText(out, status, c.refusal, keep, r.Minor, h.corsLines)
 	out = h.emit(c, out, mark)
 	if !keep {
@@ -240,14 +247,17 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 	r := &h.req
 	switch {
 	case !h.hostAllowed(c, r):
+		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenHost)
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	case !handler.OriginAllowed(&c.e.opts.CORS, r.Origin):
+		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenOrigin)
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	}
 	c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target, h.req.Auth)
 	if status := c.authorize(); status != 0 {
+		c.refused(status, c.authReason(status))
 		out = appendStatusText(out, status, c.refusal, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	}
@@ -257,6 +267,7 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 // refuse answers a malformed request with status (the connection then
 // closes).
 func (h *httpCodec) refuse(c *conn, out []byte, status int, keep bool, minor int) []byte {
+	h.refusedMalformed(c, status)
 	switch status {
 	case http1.StatusPayloadTooLarge:
 		c.e.stats.tooLarge.Add(1)

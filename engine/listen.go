@@ -89,6 +89,7 @@ func (e *Engine) accept(ln net.Listener) {
 		pause = 0
 		if f := e.opts.AcceptConn; f != nil && !f(nc.RemoteAddr()) {
 			e.opts.Logger.Debug("jetrpc: connection refused", "remote", nc.RemoteAddr().String())
+			e.refusedConn(nc, reasonAddress)
 			_ = nc.Close() // before gnet or the engine holds anything of it
 			e.stats.refusedAddr.Add(1)
 			continue
@@ -97,6 +98,7 @@ func (e *Engine) accept(ln net.Listener) {
 			e.nconns.Add(-1) // over the limit (counted across listeners): refused at once
 			_ = nc.Close()
 			if n > int64(e.maxConns) {
+				e.refusedConn(nc, reasonTooManyConns)
 				e.stats.refusedMax.Add(1)
 			} else {
 				e.stats.refusedStop.Add(1)

@@ -81,6 +81,9 @@ func (s *streamCodec) frame(c *conn, in, out []byte) ([]byte, int) {
 			f := parser.FrameFault(st, end)
 			if st == parser.TooLarge {
 				c.e.stats.tooLarge.Add(1)
+				c.refused(0, reasonMessageTooLarge)
+			} else {
+				c.refused(0, reasonMalformed)
 			}
 			out = handler.AppendFault(out, nil, &f)
 			out = append(out, '\n')

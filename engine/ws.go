@@ -69,6 +69,7 @@ func upgradeWS(c *conn, out, head []byte, r *http1.Request) ([]byte, codec) {
 		}
 	}
 	if _, err := u.Upgrade(rw); err != nil {
+		c.refusedUpgrade(err)
 		return c.closeAfterFlush(out, closeProtocol), nil // gobwas wrote the refusal (400, 426)
 	}
 	w := wsCodecs.Get().(*wsCodec)
@@ -137,6 +138,7 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			if h.Length > int64(e.opts.MaxMessageSize-have) {
 				// Checked from the header: the payload is never buffered.
 				e.stats.tooLarge.Add(1)
+				c.refused(0, reasonMessageTooLarge)
 				return w.close(c, out, ws.StatusMessageTooBig, "message exceeds the size limit", closeProtocol), len(in), nil
 			}
 		}
