@@ -201,6 +201,29 @@ func TestAccessLog_refusalsOverHTTP(t *testing.T) {
 	}
 }
 
+// TestAccessLog_refusalBehindProxy: behind a trusted proxy, a refusal
+// from a head names the client that head's forwarding field names — not
+// the one of the connection's request before it.
+func TestAccessLog_refusalBehindProxy(t *testing.T) {
+	tab, l := rfTable()
+	proxies, err := handler.ParseProxies("127.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := startEngine(t, tab, engine.WithTrustedProxies(proxies), engine.WithHosts("x"))
+	resps := rawHTTP(t, addr, post(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, "X-Forwarded-For: 198.51.100.1\r\n")+
+		"GET / HTTP/1.1\r\nHost: evil.example\r\nX-Forwarded-For: 198.51.100.2\r\n\r\n", 2)
+	if len(resps) != 2 || resps[1].StatusCode != http.StatusForbidden {
+		t.Fatalf("%d responses, want 2, the second 403", len(resps))
+	}
+	recs := l.take(t, 2)
+	if len(recs) != 2 {
+		t.Fatalf("%d records %v, want 2", len(recs), recs)
+	}
+	rfCheck(t, "call", recs[0], map[string]string{"msg": `"jetrpc: call"`, "client": `"198.51.100.1"`})
+	rfCheck(t, "refusal", recs[1], map[string]string{"msg": `"jetrpc: refused"`, "reason": `"forbidden_host"`, "client": `"198.51.100.2"`})
+}
+
 // TestAccessLog_refusalsOfStreamsAndConnections: a stream connection
 // the Authorizer refuses, a stream message and a WebSocket message over
 // the limit, and a connection refused as it is accepted are logged too,
