@@ -263,9 +263,9 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&c.workers, "workers", pool.DefaultWorkers, "worker goroutines for blocking methods, per pool: one pool runs messages, one batch elements")
 	fs.IntVar(&c.queue, "queue", pool.DefaultQueue, "messages waiting for a worker before requests are answered \"Server busy\"")
 	fs.BoolVar(&c.verbose, "v", false, "log debug messages")
-	fs.BoolVar(&c.accessLog, "access-log", false, "log calls to stderr: one record per message (method, id, code, duration, transport, remote, and client behind a --trusted-proxy; "+
-		"a batch with its element and error counts)")
-	fs.Float64Var(&c.logSample, "access-log-sample", 1, "the `share` of messages --access-log logs, 0 to 1")
+	fs.BoolVar(&c.accessLog, "access-log", false, "log calls to stderr: one record per message (method, id, code, duration_ms, transport, remote, client behind a --trusted-proxy, "+
+		"principal; a batch with its element and error counts), and one per request or connection refused before JSON-RPC (status, reason; see README: Access log)")
+	fs.Float64Var(&c.logSample, "access-log-sample", 1, "the `share` of messages and refusals --access-log logs, 0 to 1")
 	fs.DurationVar(&c.slowCall, "slow-call", 0, "log every message that takes longer than this `duration` at WARN, with or without --access-log (0: off)")
 	fs.DurationVar(&c.slowCall, "log-slow", 0, "an alias of --slow-call, kept for older scripts")
 	fs.StringVar(&c.metrics, "metrics", "", "serve Prometheus metrics on `addr|path`: host:port for a listener of their own (at /metrics), "+

@@ -295,6 +295,26 @@ func TestServe_accessLog(t *testing.T) {
 	}
 }
 
+// TestServe_accessLogRefusals: --access-log records the requests
+// refused before JSON-RPC — here a Host --vhosts does not allow — with
+// their status and reason; it recorded none.
+func TestServe_accessLogRefusals(t *testing.T) {
+	s := serveOperate(t, false, "--listen", "127.0.0.1:0", "--access-log", "--vhosts", "localhost")
+	if code, _ := postAs(t, s.rpc, addCall, "Host", "evil.example"); code != 403 {
+		t.Fatalf("a Host not allowed: %d, want 403", code)
+	}
+	logs := waitLog(t, s, "jetrpc: refused", 1)
+	refused := logLines(logs, "jetrpc: refused")
+	if len(refused) != 1 {
+		t.Fatalf("%d refusal records, want 1:\n%s", len(refused), logs)
+	}
+	for _, w := range []string{"level=INFO", "status=403", "reason=forbidden_host", "transport=http", "remote=127.0.0.1:"} {
+		if !strings.Contains(refused[0], w) {
+			t.Errorf("record %q: no %s", refused[0], w)
+		}
+	}
+}
+
 // TestServe_slowCallAlone: --slow-call without --access-log logs only
 // the slow messages, at WARN — a slow call and a slow batch.
 func TestServe_slowCallAlone(t *testing.T) {
