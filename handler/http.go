@@ -3,9 +3,7 @@ package handler
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 
 	"github.com/jetrpc/jetrpc/parser"
@@ -37,9 +35,10 @@ const HealthBody = `{"status":"ok"}`
 // other methods → 405 with Allow: POST, except a health check
 // (IsHealthCheck) → 200 HealthBody; a caller the Authorizer refuses →
 // 401 or 403. A JSON-RPC error is a 200 reply: the error is in the body.
-// The refusals carry HTTPErrorText. Methods and interceptors see the
-// request in their Meta (MetaFrom: TransportHTTP, the addresses, the
-// headers). Safe for concurrent use.
+// The refusals carry HTTPErrorText, and the table's access log records
+// them (Table.Refused). Methods and interceptors see the request in
+// their Meta (MetaFrom: TransportHTTP, the addresses, the headers). Safe
+// for concurrent use.
 type HTTPHandler struct {
 	// Table serves the calls; immutable; never nil.
 	Table *Table
@@ -207,6 +206,7 @@ func httpErrorText(w http.ResponseWriter, status int, text string) {
 // ServeHTTP answers one HTTP request.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(h.Hosts) > 0 && (h.StrictHosts && !HostAllowedStrict(h.Hosts, r.Host) || !h.StrictHosts && !HostAllowed(h.Hosts, r.Host)) {
+		h.refused(r, nil, http.StatusForbidden, "forbidden_host")
 		httpErrorText(w, http.StatusForbidden, TextHostNotAllowed)
 		return
 	}
@@ -218,10 +218,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			hdr.Add("Vary", "Origin")
 		}
 		if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
-			h.preflight(w, origin)
+			h.preflight(w, r, origin)
 			return
 		}
 		if _, ok := AllowOrigin(&h.CORS, origin); !ok && origin != "" {
+			h.refused(r, nil, http.StatusForbidden, "forbidden_origin")
 			httpErrorText(w, http.StatusForbidden, TextOriginNotAllowed) // a page of another origin: nothing runs
 			return
 		}
@@ -232,11 +233,13 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, HealthBody)
 			return
 		}
+		h.refused(r, nil, http.StatusMethodNotAllowed, "method_not_allowed")
 		w.Header().Set("Allow", http.MethodPost)
 		httpError(w, http.StatusMethodNotAllowed)
 		return
 	}
 	if !AcceptableContentType(r.Header.Get("Content-Type")) {
+		h.refused(r, nil, http.StatusUnsupportedMediaType, "unsupported_media_type")
 		httpError(w, http.StatusUnsupportedMediaType)
 		return
 	}
@@ -245,23 +248,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		limit = DefaultMaxBodySize
 	}
 	if r.ContentLength > limit {
+		h.refused(r, nil, http.StatusRequestEntityTooLarge, "body_too_large")
 		httpError(w, http.StatusRequestEntityTooLarge)
 		return
 	}
-	cc := &CallContext{Parent: r.Context()}
-	cc.Meta.Transport = TransportHTTP
-	cc.Meta.SetHTTPRequest(r)
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		cc.Meta.Remote = net.TCPAddrFromAddrPort(ap)
-		if h.TrustedProxies.Contains(ap.Addr()) {
-			cc.Meta.Proxies = h.TrustedProxies
-		}
-	}
-	cc.Meta.Local, _ = r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	cc := h.callContext(r)
 	if h.Authorize != nil {
 		g, err := h.Authorize(&cc.Meta)
 		if err != nil {
 			status := AuthStatus(err)
+			h.refused(r, cc, status, authReason(err, status))
 			if status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", "Bearer")
 			}
@@ -275,15 +271,18 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, err := body.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			// An outer limit (http.MaxBytesHandler) cut the body off.
+			h.refused(r, cc, http.StatusRequestEntityTooLarge, "body_too_large")
 			httpError(w, http.StatusRequestEntityTooLarge)
 			return
 		}
+		h.refused(r, cc, http.StatusBadRequest, "bad_request")
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, "cannot read request body\n")
 		return
 	}
 	if int64(len(body.B)) > limit {
+		h.refused(r, cc, http.StatusRequestEntityTooLarge, "body_too_large")
 		httpError(w, http.StatusRequestEntityTooLarge)
 		return
 	}
@@ -303,8 +302,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // preflight answers a CORS preflight: 204 with the allowed methods and
 // headers for an allowed origin (its Access-Control-Allow-Origin is set
 // already), 403 otherwise.
-func (h *HTTPHandler) preflight(w http.ResponseWriter, origin string) {
+func (h *HTTPHandler) preflight(w http.ResponseWriter, r *http.Request, origin string) {
 	if _, ok := AllowOrigin(&h.CORS, origin); !ok {
+		h.refused(r, nil, http.StatusForbidden, "forbidden_origin")
 		httpErrorText(w, http.StatusForbidden, TextOriginNotAllowed)
 		return
 	}
