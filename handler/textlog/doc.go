@@ -7,8 +7,8 @@
 // slog.NewTextHandler(w, opts) would write for every record: the same
 // keys, the same quoting, the same time, level and value formats. It is
 // meant for logs that carry many records of flat attributes — jetrpc's
-// access log (handler.Observe) sends strings, ints, a bool and a
-// duration per call — where slog.TextHandler's general machinery costs
+// access log (handler.AccessLog) sends strings, ints, a bool and a
+// float per call — where slog.TextHandler's general machinery costs
 // several times the formatting itself:
 //
 //	logger := slog.New(textlog.New(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -15,13 +15,13 @@ import (
 func ExampleNew() {
 	h := textlog.New(os.Stdout, &slog.HandlerOptions{Level: slog.LevelInfo})
 	r := slog.NewRecord(time.Date(2024, 5, 17, 13, 4, 5, 123456789, time.UTC), slog.LevelInfo, "jetrpc: call", 0)
-	r.AddAttrs(slog.String("method", "add"), slog.String("id", `"a"`), slog.Int("code", 0),
-		slog.Duration("duration", 35*time.Microsecond), slog.String("transport", "http"))
+	r.AddAttrs(slog.String("method", "add"), slog.String("id", "a"), slog.Int("code", 0),
+		slog.Float64("duration_ms", 0.035), slog.String("transport", "http"))
 	_ = h.Handle(context.Background(), r)
 
 	slog.New(h).Debug("not written: below the level")
 	// Output:
-	// time=2024-05-17T13:04:05.123Z level=INFO msg="jetrpc: call" method=add id="\"a\"" code=0 duration=35µs transport=http
+	// time=2024-05-17T13:04:05.123Z level=INFO msg="jetrpc: call" method=add id=a code=0 duration_ms=0.035 transport=http
 }
 
 // Attributes given once: flat ones are formatted once, into a prefix.

@@ -15,8 +15,8 @@ import (
 // (handler/observe.go: accessLog.call).
 func accessRecord() slog.Record {
 	return rec(time.Now(), slog.LevelInfo, "jetrpc: call",
-		slog.String("method", "add"), slog.String("id", "1"), slog.Int("code", 0),
-		slog.Duration("duration", 35_200*time.Nanosecond), slog.String("transport", "http"),
+		slog.String("method", "add"), slog.Int64("id", 1), slog.Int("code", 0),
+		slog.Float64("duration_ms", 0.0352), slog.String("transport", "http"),
 		slog.String("remote", "127.0.0.1:54321"))
 }
 
