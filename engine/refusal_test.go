@@ -176,6 +176,10 @@ func TestAccessLog_refusalsOverHTTP(t *testing.T) {
 			map[string]string{"reason": `"body_too_large"`, "principal": principal}, nil, 0},
 		{"a head over the limit", "POST / HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("p", 4096) + "\r\n\r\n", 431,
 			map[string]string{"reason": `"head_too_large"`}, []string{"principal"}, 0},
+		{"a key in a POST's URL", strings.Replace(post(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, ""), "POST / ", "POST /?access_token="+rfKey+" ", 1), 401,
+			map[string]string{"reason": `"token_in_url"`}, []string{"principal"}, 0},
+		{"a call from an Origin not allowed", post(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, bearer+"Origin: https://evil.example\r\n"), 403,
+			map[string]string{"reason": `"forbidden_origin"`}, []string{"principal"}, 0},
 		{"a WebSocket upgrade from an Origin not allowed", "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 			"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: https://evil.example\r\n\r\n", 403,
 			map[string]string{"reason": `"forbidden_origin"`}, []string{"principal"}, 0},
