@@ -276,9 +276,10 @@ func (p *Pending) now() int64 {
 // twice.
 func (p *Pending) Flush() {
 	p.clock, p.read, p.burst = 0, 0, true
-	if p.tally.mm != nil {
+	if p.tally.n != 0 {
 		p.tally.flush()
 	}
+	p.tally.mm = nil
 }
 
 // Take moves the message p holds into a Pending of its own, to run or

@@ -260,7 +260,8 @@ func (y *tally) add(mm *methodMetrics, s uint32, d int64) {
 // flush adds the tally to its method's counters and empties it.
 func (y *tally) flush() {
 	mm := y.mm
-	if mm == nil {
+	if mm == nil || y.n == 0 {
+		y.mm = nil
 		return
 	}
 	c := &mm.stripes[y.stripe]

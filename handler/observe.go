@@ -218,6 +218,12 @@ func (o *observer) endBurst(ctx context.Context, st *state, r *parser.Request, p
 			y.sum += uint64(d)
 			y.buckets[b]++
 			y.touched |= 1 << b
+		case y.mm == nil:
+			// The burst's first success is counted at once, and the next
+			// ones of its method tallied: a burst of one message (HTTP
+			// without pipelining) costs no tally.
+			tm.handled(st.cur, st.stripe, 0, d)
+			y.mm, y.stripe = st.cur, st.stripe
 		default:
 			y.add(st.cur, st.stripe, d)
 		}
