@@ -76,6 +76,22 @@ func waitStopping(t *testing.T, e *engine.Engine) {
 	}
 }
 
+// dialWithCallInFlight opens an HTTP connection to addr and sends it
+// sleep [200] (id 1), on a worker when it returns.
+func dialWithCallInFlight(t *testing.T, e *engine.Engine, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := io.WriteString(c, rpcPOST("sleep", "[200]", 1)); err != nil {
+		t.Fatal(err)
+	}
+	waitInFlight(t, e, 1)
+	return c
+}
+
 // Draining, an HTTP connection's next reply says Connection: close and
 // is its last: of 20 calls pipelined in one write, one runs.
 func TestDrain_nothingRunsAfterConnectionClose(t *testing.T) {
@@ -115,15 +131,7 @@ func TestDrain_nothingRunsAfterConnectionClose(t *testing.T) {
 func TestDrain_callsReadBehindAHeldReply(t *testing.T) {
 	var n atomic.Int64
 	e, addr, _ := startEngine(t, countingTable(&n))
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := io.WriteString(c, rpcPOST("sleep", "[200]", 1)); err != nil {
-		t.Fatal(err)
-	}
-	waitInFlight(t, e, 1)
+	c := dialWithCallInFlight(t, e, addr)
 	e.Drain()
 	if _, err := io.WriteString(c, rpcPOST("count", "[]", 2)+rpcPOST("count", "[]", 3)+rpcPOST("count_blocking", "[]", 4)); err != nil {
 		t.Fatal(err)
@@ -149,15 +157,7 @@ func TestDrain_callsReadBehindAHeldReply(t *testing.T) {
 func TestStop_httpRunsNothingAfterTheLastReply(t *testing.T) {
 	var n atomic.Int64
 	e, addr, _ := startEngine(t, countingTable(&n))
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := io.WriteString(c, rpcPOST("sleep", "[200]", 1)); err != nil {
-		t.Fatal(err)
-	}
-	waitInFlight(t, e, 1)
+	c := dialWithCallInFlight(t, e, addr)
 	stopped := make(chan error, 1)
 	go func() { stopped <- e.Stop(context.Background()) }()
 	waitStopping(t, e)
