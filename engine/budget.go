@@ -134,6 +134,9 @@ func (c *conn) setHeld(h int64) {
 	b := &c.e.budget
 	old := c.held.Swap(h)
 	b.used.Add(h - old)
+	if h > old {
+		c.e.stats.notePeak(h)
+	}
 	switch {
 	case old == 0 && h != 0:
 		b.holders.Add(1)

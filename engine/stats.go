@@ -91,6 +91,16 @@ type Stats struct {
 	// a stream's -32600, a WebSocket close 1009), and HeadTooLarge the
 	// HTTP heads refused for MaxHeaderSize (431).
 	TooLarge, HeadTooLarge uint64
+	// OutputHeld is the bytes the engine holds for all its connections
+	// now — their unsent output and queued server messages, each as of
+	// the connection's last read or wake — what MaxOutputBudget bounds.
+	OutputHeld int64
+	// ConnOutputPeak is the most bytes one connection has held at once,
+	// since the engine was made: its unsent output (replies and server
+	// messages written but not yet taken by the kernel) plus its queued
+	// server messages, as counted at each read and wake of the connection
+	// and at each server message sent to it.
+	ConnOutputPeak int64
 }
 
 // nTransports sizes the arrays indexed by transport (0: not known yet).
@@ -114,6 +124,25 @@ type engineStats struct {
 	inflight                atomic.Int64
 	pushDrops               atomic.Uint64
 	tooLarge, headTooLarge  atomic.Uint64
+	connPeak                atomic.Int64 // Stats.ConnOutputPeak
+}
+
+// notePeak raises Stats.ConnOutputPeak to held bytes. Safe from any
+// goroutine; kept inlinable: one atomic load unless it is a new peak.
+func (s *engineStats) notePeak(held int64) {
+	if held > s.connPeak.Load() {
+		s.raisePeak(held)
+	}
+}
+
+// raisePeak is notePeak's slow path.
+func (s *engineStats) raisePeak(held int64) {
+	for {
+		p := s.connPeak.Load()
+		if held <= p || s.connPeak.CompareAndSwap(p, held) {
+			return
+		}
+	}
 }
 
 // Stats returns a snapshot of the engine's counters. Safe from any
@@ -158,6 +187,8 @@ func (e *Engine) Stats() Stats {
 	st.InFlight = max(s.inflight.Load(), 0)
 	st.PushesDropped = s.pushDrops.Load()
 	st.TooLarge, st.HeadTooLarge = s.tooLarge.Load(), s.headTooLarge.Load()
+	st.OutputHeld = max(e.budget.used.Load(), 0)
+	st.ConnOutputPeak = s.connPeak.Load()
 	return st
 }
 
