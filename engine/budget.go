@@ -106,10 +106,20 @@ func (b *budget) squeezes(held int64) bool {
 }
 
 // account notes that the connection holds pending bytes of unsent output
-// plus its queued pushes. traffic does the same by hand (on the hot path:
-// two atomic loads when nothing has changed). Event loop only.
+// plus its queued pushes: in the budget (held), and in what Send counts
+// against MaxPushQueue (mail.unsent). traffic does the same by hand (on
+// the hot path: three atomic loads when nothing has changed). Event loop
+// only.
 func (c *conn) account(pending int) {
-	if h := int64(pending) + c.mail.queued.Load(); h != c.held.Load() {
+	if p := int64(pending); p != c.mail.unsent.Load() || p+c.mail.queued.Load() != c.held.Load() {
+		c.accountSlow(p)
+	}
+}
+
+// accountSlow is account's slow path.
+func (c *conn) accountSlow(pending int64) {
+	c.mail.unsent.Store(pending)
+	if h := pending + c.mail.queued.Load(); h != c.held.Load() {
 		c.setHeld(h)
 	}
 }

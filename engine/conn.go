@@ -72,7 +72,7 @@ const (
 	closeReadTimeout              // ReadTimeout: a message stayed incomplete
 	closeStopping                 // the engine stops
 	closeWriteTimeout             // WriteTimeout: the client read nothing
-	closePushQueue                // the client's server messages passed MaxPushQueue
+	closePushQueue                // a server message would have taken the client's unsent output past MaxPushQueue
 	closeBudget                   // chosen to keep the server within MaxOutputBudget
 	closeFlood                    // the client sent too much while held back
 	closeReasons                  // the number of reasons, for counting
@@ -169,8 +169,8 @@ func (c *conn) traffic() gnet.Action {
 	}
 
 	pending := c.trackOutput(now)
-	if h := int64(pending) + c.mail.queued.Load(); h != c.held.Load() { // account, by hand
-		c.setHeld(h)
+	if p := int64(pending); p != c.mail.unsent.Load() || p+c.mail.queued.Load() != c.held.Load() { // account, by hand
+		c.accountSlow(p)
 	}
 	if c.closing != notClosing {
 		if c.work.inflight == 0 && pending == 0 {

@@ -58,8 +58,10 @@
 // subscribe pattern on it. A server message never overtakes the reply to
 // a request received before it was sent. It is written while the client
 // keeps up (unsent output under MaxPendingOutput) and queued otherwise; a
-// client whose queue passes MaxPushQueue bytes is disconnected (Send
-// returns handler.ErrSlowConsumer), so that memory stays bounded. The
+// client whose unsent output and queued server messages together would
+// pass MaxPushQueue bytes is disconnected (Send returns
+// handler.ErrSlowConsumer), so that what one client that stops reading
+// costs is bounded by that one figure. The
 // connection's context is done when it closes, or when a WebSocket's close
 // frame has gone out, ending its subscriptions; Send then returns
 // handler.ErrConnClosed. A server message queued while a request runs is
@@ -148,8 +150,9 @@
 // connections are closed on accept), messages in flight per connection
 // (DefaultMaxInFlight), unsent output per connection
 // (DefaultMaxPendingOutput: past it the connection is not read, see
-// Back-pressure), queued server messages per connection
-// (DefaultMaxPushQueue), the unsent output and queued server messages of
+// Back-pressure), the unsent output and queued server messages of a
+// connection that gets server messages (DefaultMaxPushQueue: past it the
+// client is disconnected, see Server push), those of
 // all connections together (DefaultMaxOutputBudget, see Memory budget),
 // the idle, read (incomplete message) and write
 // (unsent output that does not shrink) timeouts, and the WebSocket ping

@@ -50,9 +50,10 @@ const (
 	// DefaultPingInterval: a WebSocket client silent that long is pinged
 	// (the idle timeout then closes one that does not answer).
 	DefaultPingInterval = 30 * time.Second
-	// DefaultMaxPushQueue bounds the server messages queued for one
-	// connection beyond MaxPendingOutput, in bytes; past it the client is
-	// disconnected.
+	// DefaultMaxPushQueue bounds the bytes one connection that gets
+	// server messages may hold unsent — its unsent output (replies and
+	// server messages) and its queued server messages together; a server
+	// message that would pass it disconnects the client.
 	DefaultMaxPushQueue = 4 << 20
 	// DefaultMaxOutputBudget caps the default of Options.MaxOutputBudget,
 	// the bytes of unsent replies and queued server messages of all
@@ -104,8 +105,12 @@ type Options struct {
 	// MaxInFlight bounds one connection's messages on workers; 0 means
 	// DefaultMaxInFlight.
 	MaxInFlight int
-	// MaxPendingOutput bounds one connection's unsent replies, in bytes; 0
-	// means DefaultMaxPendingOutput.
+	// MaxPendingOutput bounds one connection's unsent output, in bytes;
+	// 0 means DefaultMaxPendingOutput. Past it the connection is not read
+	// (the replies of one read may take it over), and its server messages
+	// wait in its queue. A connection that gets server messages is, in
+	// addition, disconnected once its unsent output and queued server
+	// messages would pass MaxPushQueue.
 	MaxPendingOutput int
 	// IdleTimeout, ReadTimeout and WriteTimeout: see the defaults; 0 means
 	// the default, a negative value disables the timeout.
@@ -164,10 +169,18 @@ type Options struct {
 	// idle timeout of a WebSocket counts from the client's last frame,
 	// pongs included.
 	PingInterval time.Duration
-	// MaxPushQueue bounds, in bytes, the server messages (handler.Conn.Send)
-	// queued on one connection while its client is not reading (unsent
-	// output over MaxPendingOutput); 0 means DefaultMaxPushQueue. Past it
-	// the client is disconnected and Send returns handler.ErrSlowConsumer.
+	// MaxPushQueue bounds, in bytes, what a connection that gets server
+	// messages (handler.Conn.Send) may hold unsent: its unsent output —
+	// replies and server messages written but not yet taken by the
+	// kernel — and its queued server messages, together; 0 means
+	// DefaultMaxPushQueue. A server message that would take it past the
+	// bound is refused with handler.ErrSlowConsumer and the client is
+	// disconnected: a client that stops reading costs the server at most
+	// this (plus what the kernel's socket buffers take), not this on top
+	// of MaxPendingOutput. A client that reads steadily holds little; one
+	// that also gets replies about as large as the bound (see
+	// handler.WithMaxResponseSize) needs a bound above them, since a
+	// server message that arrives while such a reply waits would pass it.
 	MaxPushQueue int
 	// MaxOutputBudget bounds, in bytes, what the server holds for all its
 	// connections together: their unsent replies (gnet's output buffers)

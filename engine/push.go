@@ -6,8 +6,14 @@ package engine
 // it, from any goroutine; a worker queues its finished job; either wakes
 // the loop once per burst (one Wake, whatever the number of messages).
 // The loop writes queued pushes while the client keeps up (unsent output
-// under MaxPendingOutput); the bytes queued beyond that are bounded by
-// MaxPushQueue, past which the client is disconnected. A push is held
+// under MaxPendingOutput) and leaves them queued otherwise. One bound,
+// MaxPushQueue, holds for both: Send refuses a push that would take the
+// connection's unsent output plus its queue past it, and the client is
+// disconnected. Send cannot read gnet's buffer, so the loop keeps what it
+// saw there in mail.unsent (account), and adds the pushes it writes, as
+// it takes them off the queue, under the mailbox's lock: what Send counts
+// is never less than what the connection holds, bar the replies of the
+// loop's current pass (bounded by MaxPendingOutput). A push is held
 // while a message received before it is still on a worker (its barrier),
 // so that a subscription's first notification cannot overtake the
 // subscribe reply.
@@ -33,6 +39,7 @@ type mailbox struct {
 	lameWake chan struct{} // set when the connection finishes off its loop (halfclose.go)
 
 	queued    atomic.Int64  // bytes in the push queue
+	unsent    atomic.Int64  // the connection's unsent output at the loop's last look (account), plus the pushes it has written since; written on the loop (under mu when pushes are written), read by Send under mu
 	submitted atomic.Uint64 // sequence number of the last message given to a worker: a push's barrier
 	waking    atomic.Bool   // a Wake is on its way to the loop
 	pushable  atomic.Bool   // a stream or a WebSocket: Send works
@@ -166,7 +173,9 @@ func (c *conn) Send(msg []byte) error {
 		m.mu.Unlock()
 		p.release()
 		return handler.ErrConnClosed
-	case m.queued.Load()+int64(len(msg)) > int64(c.e.opts.MaxPushQueue):
+	}
+	held := m.unsent.Load() + m.queued.Load() + int64(len(msg))
+	if held > int64(c.e.opts.MaxPushQueue) {
 		m.kill.Store(true)
 		m.mu.Unlock()
 		p.release()
@@ -182,6 +191,7 @@ func (c *conn) Send(msg []byte) error {
 	m.pushTail = p
 	m.queued.Add(int64(len(msg)))
 	m.mu.Unlock()
+	c.e.stats.notePeak(held)
 	c.wake(nil)
 	return nil
 }
@@ -205,7 +215,10 @@ func (c *conn) drainPushes(out []byte) []byte {
 		}
 		out = c.codec.push(out, p.buf.B)
 		c.loop.stats.pushes.Add(1)
-		m.queued.Add(-int64(len(p.buf.B)))
+		// From the queue to the output, in Send's count (see the NOTE).
+		n := int64(len(p.buf.B))
+		m.queued.Add(-n)
+		m.unsent.Add(n)
 		m.pushHead = p.next
 		if m.pushHead == nil {
 			m.pushTail = nil

@@ -330,9 +330,9 @@ func TestPush_slowSubscriber(t *testing.T) {
 	if !waitClosed(slow, 10*time.Second) {
 		t.Fatal("the slow subscriber was not disconnected")
 	}
-	// Bounded: MaxPendingOutput + MaxPushQueue for the slow one and
-	// pooled buffers; far below what the flood would have queued (it
-	// runs unbounded until refused).
+	// Bounded: MaxPushQueue for the slow one (its unsent output and its
+	// queue together) and pooled buffers; far below what the flood would
+	// have queued (it runs unbounded until refused).
 	if grew := int64(maxHeap) - int64(base); grew > 16<<20 {
 		t.Fatalf("the live heap grew by %d MiB", grew>>20)
 	}
@@ -384,5 +384,178 @@ func TestPush_slowConsumerDuringClose(t *testing.T) {
 		}
 		c.Close()
 		<-done
+	}
+}
+
+// TestPush_slowConsumerBound: a subscriber that never reads is
+// disconnected once its unsent output and its queued server messages
+// together pass MaxPushQueue — holding no more than that and one message
+// on the way — while one that reads a steady flood all along is not.
+//
+// A subscriber that did not read first filled MaxPendingOutput of unsent output, and only then its MaxPushQueue: 4 MiB more than the bound documented (issue 22).
+func TestPush_slowConsumerBound(t *testing.T) {
+	for _, transport := range []string{"stream", "ws"} {
+		t.Run(transport, func(t *testing.T) { testSlowConsumerBound(t, transport == "ws") })
+	}
+}
+
+// pacedNote is a notification of the paced subscription: Seq counts up,
+// -1 ends.
+type pacedNote struct {
+	Seq int    `json:"seq"`
+	Pad string `json:"pad"`
+}
+
+func testSlowConsumerBound(t *testing.T, ws bool) {
+	const bound = 256 << 10
+	pad := strings.Repeat("x", 1000)
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	var refused, accepted atomic.Int64
+	// paced: params[0] notifications of about 1 KB a millisecond, until
+	// stop (then a last one, Seq -1) or until refused.
+	stop := make(chan struct{})
+	pacedErr := make(chan error, 2)
+	handler.RegisterSubscription(tab, "paced", func(_ context.Context, p []int, sub *handler.Subscription) error {
+		go func() {
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
+			for seq := 0; ; {
+				select {
+				case <-stop:
+					pacedErr <- sub.Notify(pacedNote{Seq: -1})
+					return
+				case <-tick.C:
+				}
+				for range p[0] {
+					if err := sub.Notify(pacedNote{seq, pad}); err != nil {
+						if err == handler.ErrSlowConsumer {
+							refused.Add(1)
+						} else {
+							pacedErr <- err
+						}
+						return
+					}
+					accepted.Add(1)
+					seq++
+				}
+			}
+		}()
+		return nil
+	}, handler.Inline())
+	e, tcp, _ := startEngine(t, tab, engine.WithMaxPushQueue(bound))
+
+	// The reader: reads every notification, in order, until the last.
+	readerMsgs := make(chan []byte, 64)
+	var readErr atomic.Value
+	subscribe := `{"jsonrpc":"2.0","method":"paced_subscribe","params":[2],"id":1}`
+	if ws {
+		c := dialWS(t, tcp, nil)
+		if err := c.WriteMessage(websocket.TextMessage, []byte(subscribe)); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer close(readerMsgs)
+			for {
+				_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+				_, m, err := c.ReadMessage()
+				if err != nil {
+					readErr.Store(err)
+					return
+				}
+				readerMsgs <- m
+			}
+		}()
+	} else {
+		s := dialStream(t, "tcp", tcp)
+		s.send(t, []byte(subscribe))
+		go func() {
+			defer close(readerMsgs)
+			for {
+				_ = s.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+				m, err := s.r.ReadBytes('\n')
+				if err != nil {
+					readErr.Store(err)
+					return
+				}
+				readerMsgs <- m
+			}
+		}()
+	}
+	if n := decodeNote(t, <-readerMsgs); string(n.ID) != "1" {
+		t.Fatalf("the subscribe reply: %+v", n)
+	}
+	got := make(chan int, 1)
+	maxMsg := 0
+	go func() {
+		want := 0
+		for m := range readerMsgs {
+			maxMsg = max(maxMsg, len(m))
+			var n struct {
+				Params struct{ Result pacedNote }
+			}
+			if err := json.Unmarshal(m, &n); err != nil || n.Params.Result.Seq != want && n.Params.Result.Seq != -1 {
+				t.Errorf("notification %d: %s (%v)", want, m, err)
+				break
+			}
+			if n.Params.Result.Seq == -1 {
+				break
+			}
+			want++
+		}
+		got <- want
+	}()
+
+	// The subscriber that never reads, with a small kernel receive buffer,
+	// of a steady flood the loop keeps up with: its unsent output grows.
+	flood := `{"jsonrpc":"2.0","method":"paced_subscribe","params":[8],"id":1}`
+	var slow net.Conn
+	if ws {
+		d := &websocket.Dialer{NetDialContext: smallReceiveBuffer().DialContext, HandshakeTimeout: 10 * time.Second}
+		c := dialWS(t, tcp, d)
+		if err := c.WriteMessage(websocket.TextMessage, []byte(flood)); err != nil {
+			t.Fatal(err)
+		}
+		slow = c.NetConn()
+	} else {
+		c, err := smallReceiveBuffer().Dial("tcp", tcp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte(flood + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		slow = c
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for refused.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s the flood is not refused: %d notifications taken, %+v", accepted.Load(), e.Stats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !waitClosed(slow, 10*time.Second) {
+		t.Fatal("the subscriber that does not read was not disconnected")
+	}
+	time.Sleep(200 * time.Millisecond) // the reader goes on meanwhile
+	close(stop)
+	var n int
+	select {
+	case n = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the reader did not get the last notification: %v", readErr.Load())
+	}
+	if err := <-pacedErr; err != nil {
+		t.Fatalf("the reader's subscription: %v", err)
+	}
+	accepted.Add(-int64(n)) // the flood's alone
+	st := e.Stats()
+	t.Logf("the flood was taken %d notifications (%d KiB, the kernel's buffers included) before it was refused; the reader got %d; the most one connection held: %d KiB (bound %d KiB)",
+		accepted.Load(), accepted.Load()*int64(maxMsg)>>10, n, st.ConnOutputPeak>>10, bound>>10)
+	if st.Closed.PushQueue != 1 {
+		t.Errorf("%d connections closed for their push queue, want 1 (the one that does not read)", st.Closed.PushQueue)
+	}
+	if st.ConnOutputPeak > int64(bound+maxMsg) {
+		t.Errorf("a connection held %d bytes, over the bound of %d and one message (%d)", st.ConnOutputPeak, bound, maxMsg)
 	}
 }

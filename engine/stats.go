@@ -46,8 +46,9 @@ type CloseCounts struct {
 	// WriteTimeout: the client read none of its replies for
 	// WriteTimeout (a slow consumer).
 	WriteTimeout uint64
-	// PushQueue: the client did not read its server messages and they
-	// passed MaxPushQueue (a slow consumer).
+	// PushQueue: the client did not read, and a server message would
+	// have taken its unsent output and queued server messages past
+	// MaxPushQueue (a slow consumer).
 	PushQueue uint64
 	// OutputBudget: closed to keep the server within MaxOutputBudget (a
 	// slow consumer).
@@ -99,7 +100,9 @@ type Stats struct {
 	// since the engine was made: its unsent output (replies and server
 	// messages written but not yet taken by the kernel) plus its queued
 	// server messages, as counted at each read and wake of the connection
-	// and at each server message sent to it.
+	// and at each server message sent to it. For a connection that gets
+	// server messages it stays within MaxPushQueue, bar their framing and
+	// the replies of one read.
 	ConnOutputPeak int64
 }
 
