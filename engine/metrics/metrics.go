@@ -82,6 +82,10 @@ var (
 		"Server messages dropped: the client's queue was full, or its connection closed.")
 	descSlow = desc("slow_consumers_closed_total",
 		"Connections closed because the client did not read: write timeout, push queue or output budget.")
+	descHeld = desc("output_held_bytes",
+		"Bytes held for all connections: unsent output and queued server messages (what the output budget bounds).")
+	descConnPeak = desc("connection_output_peak_bytes",
+		"The most bytes one connection has held: its unsent output plus its queued server messages (what the push queue bounds).")
 	descReady = desc("ready",
 		"1 while the health check answers 200; 0 once the server drains (engine.Drain, jetrpc serve --drain-grace) or stops.")
 )
@@ -107,7 +111,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	if c.e != nil {
-		for _, d := range []*prometheus.Desc{descConns, descAccepted, descRefused, descClosed, descIn, descOut, descInFlight, descBusy, descUpgrades, descPushed, descDropped, descSlow, descReady} {
+		for _, d := range []*prometheus.Desc{descConns, descAccepted, descRefused, descClosed, descIn, descOut, descInFlight, descBusy, descUpgrades, descPushed, descDropped, descSlow, descHeld, descConnPeak, descReady} {
 			ch <- d
 		}
 	}
@@ -234,6 +238,8 @@ func collectEngine(ch chan<- prometheus.Metric, s *engine.Stats) {
 	counter(ch, descPushed, s.PushesSent)
 	counter(ch, descDropped, s.PushesDropped)
 	counter(ch, descSlow, cl.WriteTimeout+cl.PushQueue+cl.OutputBudget)
+	gauge(ch, descHeld, s.OutputHeld)
+	gauge(ch, descConnPeak, s.ConnOutputPeak)
 }
 
 // Register registers on reg the collector of t and e (e may be nil),

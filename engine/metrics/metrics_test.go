@@ -249,6 +249,9 @@ func TestMetrics_movesUnderTraffic(t *testing.T) {
 	want(t, f, 1, "jsonrpc_server_connections", "transport", "stream")
 	atLeast(t, f, 1, "jsonrpc_server_connections", "transport", "http") // the scrape's own
 	atLeast(t, f, 1, "jsonrpc_server_pushes_sent_total")
+	atLeast(t, f, 0, "jsonrpc_server_output_held_bytes")
+	// The peak: a notification at least.
+	atLeast(t, f, float64(len(`{"jsonrpc":"2.0","method":"clock_subscription"}`)), "jsonrpc_server_connection_output_peak_bytes")
 	atLeast(t, f, 4, "jsonrpc_server_connections_accepted_total") // HTTP keeps its connections alive
 	want(t, f, float64(2*len(add+"\n")), "jsonrpc_server_received_bytes_total", "transport", "stream")
 	want(t, f, float64(2*len(`{"jsonrpc":"2.0","result":3,"id":1}`+"\n")), "jsonrpc_server_sent_bytes_total", "transport", "stream")
