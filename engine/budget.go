@@ -6,8 +6,11 @@ package engine
 // queue). Each traffic call observes both and moves the difference into
 // one atomic sum, budget.used, so the sum is exact as of every
 // connection's last traffic call; the ticker wakes every connection
-// holding bytes at least once a second, so none is stale for long. Three
-// lines:
+// holding bytes at least once a second, so none is stale for long. A push
+// queue also grows between traffic calls, the more so when the loop lags
+// behind a flood: Send adds its growth to the sum by steps of budgetStep
+// (addHeld), so that what the sum misses is under a step per connection.
+// Three lines:
 //
 //   - pressure (3/4 of the budget): a connection holding more than its
 //     share (the pressure line over the connections holding any: when
@@ -19,7 +22,9 @@ package engine
 //     connections holding the most, largest first, until what the others
 //     hold is under the pressure line (shed); each one closes on its
 //     loop, logged, unless it has drained under its share meanwhile
-//     (overBudget);
+//     (overBudget) — and a push to one that would close is refused at
+//     once, the connection closing then (Send: a loop behind would let
+//     it go on growing meanwhile);
 //   - the hard line (9/8 of the budget): the same at once.
 //
 // Once a part of the budget has been given back (by closes, or clients
@@ -46,6 +51,13 @@ const (
 	// budgetFreeDen: memory is returned to the OS once the bytes held
 	// have fallen by this part of the budget (and at least 4 MiB).
 	budgetFreeDen = 8
+	// budgetStep: Send adds a connection's queue growth to the budget
+	// whenever it reaches this since the loop last looked, so that what
+	// the budget does not see yet is at most this per connection. A
+	// client that reads takes its messages before this much waits for it:
+	// its loop's looks keep the count, at no cost to the budget's shared
+	// counters.
+	budgetStep = 16 << 10
 )
 
 // budget is the engine-wide account of the bytes held for connections.
@@ -106,22 +118,37 @@ func (b *budget) squeezes(held int64) bool {
 }
 
 // account notes that the connection holds pending bytes of unsent output
-// plus its queued pushes: in the budget (held), and in what Send counts
-// against MaxPushQueue (mail.unsent). traffic does the same by hand (on
-// the hot path: three atomic loads when nothing has changed). Event loop
-// only.
+// plus its queued pushes: in the budget (held, which then counts the
+// whole queue: mail.fresh starts again), and in what Send counts against
+// MaxPushQueue (mail.unsent). traffic does the same by hand (on the hot
+// path: four atomic loads when nothing has changed). Event loop only.
 func (c *conn) account(pending int) {
-	if p := int64(pending); p != c.mail.unsent.Load() || p+c.mail.queued.Load() != c.held.Load() {
+	m := &c.mail
+	if p := int64(pending); p != m.unsent.Load() || m.fresh.Load() != 0 || p+m.queued.Load() != c.held.Load() {
 		c.accountSlow(p)
 	}
 }
 
 // accountSlow is account's slow path.
 func (c *conn) accountSlow(pending int64) {
-	c.mail.unsent.Store(pending)
-	if h := pending + c.mail.queued.Load(); h != c.held.Load() {
+	m := &c.mail
+	m.unsent.Store(pending)
+	m.fresh.Store(0) // before the queue is read: a push in between is counted again at most, until the next look
+	if h := pending + m.queued.Load(); h != c.held.Load() {
 		c.setHeld(h)
 	}
+}
+
+// addHeld adds d bytes of pushes queued since the loop last looked to
+// the connection's holding in the budget (the loop's next look counts
+// them exactly). Safe from any goroutine; Send calls it under the
+// mailbox's lock.
+func (c *conn) addHeld(d int64) {
+	b := &c.e.budget
+	if c.held.Add(d) == d {
+		b.holders.Add(1)
+	}
+	b.used.Add(d)
 }
 
 // holding reports whether the connection held bytes at its last traffic
@@ -161,15 +188,27 @@ func (c *conn) setHeld(h int64) {
 func (c *conn) overBudget() bool {
 	c.doomed.Store(false)
 	c.account(c.gc.OutboundBuffered())
-	b := &c.e.budget
-	held := c.held.Load()
-	if held <= b.share() && b.used.Load() <= b.hard {
+	if !c.e.budget.sheds(c.held.Load()) {
 		return false
 	}
+	c.logBudgetClose()
+	return true
+}
+
+// sheds reports whether a connection the ticker chose to close, holding
+// held bytes, is closed: unless it holds no more than its share and the
+// server is under the hard line. Safe from any goroutine.
+func (b *budget) sheds(held int64) bool {
+	return held > b.share() || b.used.Load() > b.hard
+}
+
+// logBudgetClose counts and logs the close of the connection for the
+// budget. Event loop only.
+func (c *conn) logBudgetClose() {
+	b := &c.e.budget
 	b.closed.Add(1)
 	c.e.opts.Logger.Warn("jetrpc: server output budget exceeded: disconnected the client holding the most unsent output",
-		"remote", c.remote(), "held", held, "budget", b.limit, "used", b.used.Load())
-	return true
+		"remote", c.remote(), "held", c.held.Load(), "budget", b.limit, "used", b.used.Load())
 }
 
 // checkBudget enforces the budget: over it for budgetGrace, or over the

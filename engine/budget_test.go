@@ -540,6 +540,63 @@ func TestBudget_shedLargestFirst(t *testing.T) {
 	}
 }
 
+// TestBudget_pushesCountedBeforeTheLoopLooks: the budget hears of a push
+// queue as it grows, by steps of budgetStep, though the connection's loop
+// does not look; the loop's look counts it exactly; a connection the
+// ticker chose to close takes pushes while it stays within its share (as
+// its loop would spare it), then refuses them and closes for the budget.
+//
+// A queue counted only when the loop looked could grow by up to MaxPushQueue unseen on every connection of a loop that lagged behind a flood (issue 22).
+func TestBudget_pushesCountedBeforeTheLoopLooks(t *testing.T) {
+	const budget = 256 << 10 // pressure 192 KiB: the share of one holder
+	c, _ := newFakeConnOf(t, handler.NewTable(), WithMaxOutputBudget(budget), WithLogger(slog.New(slog.DiscardHandler)))
+	c.use(newStreamCodec())
+	b := &c.e.budget
+	msg := []byte(`"` + strings.Repeat("x", 998) + `"`)
+	send := func(n int) {
+		t.Helper()
+		for range n {
+			if err := c.Send(msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send(100)
+	q := c.mail.queued.Load()
+	if u := b.used.Load(); u > q || u < q-budgetStep || c.held.Load() != u || b.holders.Load() != 1 {
+		t.Fatalf("queued %d: budget used %d, held %d, holders %d; want the queue within a step", q, u, c.held.Load(), b.holders.Load())
+	}
+	c.account(0)
+	if u := b.used.Load(); u != q || c.mail.fresh.Load() != 0 {
+		t.Fatalf("after the loop's look: used %d, fresh %d; want %d, 0", u, c.mail.fresh.Load(), q)
+	}
+	c.doom()
+	send(80) // 180 KB: within the share
+	err := error(nil)
+	for i := 0; err == nil; i++ {
+		if i == 100 {
+			t.Fatal("a doomed connection over its share still takes pushes")
+		}
+		err = c.Send(msg)
+	}
+	if err != handler.ErrSlowConsumer || c.mail.kill.Load() != uint32(closeBudget) {
+		t.Fatalf("over its share: %v, kill %d", err, c.mail.kill.Load())
+	}
+	if held := c.mail.queued.Load(); held > b.share() || held < b.share()-int64(len(msg)) {
+		t.Errorf("refused holding %d, share %d", held, b.share())
+	}
+	if got := c.Send(msg); got != handler.ErrConnClosed {
+		t.Errorf("after the refusal: %v", got)
+	}
+	if a := c.traffic(); a != gnet.Close || c.closing != closeBudget || b.closed.Load() != 1 {
+		t.Errorf("traffic: %v, closing %d, budget closes %d", a, c.closing, b.closed.Load())
+	}
+	c.release()
+	if b.used.Load() != 0 || b.holders.Load() != 0 {
+		t.Errorf("after release: used %d, holders %d", b.used.Load(), b.holders.Load())
+	}
+}
+
 // TestBudget_default: a quarter of the memory, at most 1 GiB.
 func TestBudget_default(t *testing.T) {
 	for _, c := range []struct {

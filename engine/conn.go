@@ -98,9 +98,13 @@ func newConn(e *Engine, gc gnet.Conn, ls *loopState) *conn {
 func (c *conn) traffic() gnet.Action {
 	e, gc := c.e, c.gc
 	now := e.now.Load()
-	if c.mail.kill.Load() {
+	if why := c.mail.kill.Load(); why != 0 {
 		// A client that does not read its pushed messages (logged here, on
 		// the loop, where the connection's address is safe to read).
+		if why == uint32(closeBudget) {
+			c.logBudgetClose()
+			return c.closeNow(closeBudget)
+		}
 		e.opts.Logger.Warn("jetrpc: client too slow to read its server messages: disconnected", "remote", c.remote())
 		return c.closeNow(closePushQueue)
 	}
@@ -169,7 +173,7 @@ func (c *conn) traffic() gnet.Action {
 	}
 
 	pending := c.trackOutput(now)
-	if p := int64(pending); p != c.mail.unsent.Load() || p+c.mail.queued.Load() != c.held.Load() { // account, by hand
+	if p := int64(pending); p != c.mail.unsent.Load() || c.mail.fresh.Load() != 0 || p+c.mail.queued.Load() != c.held.Load() { // account, by hand
 		c.accountSlow(p)
 	}
 	if c.closing != notClosing {

@@ -194,7 +194,8 @@
 // bytes of their unsent replies (gnet's output buffers) and of their
 // queued server messages, counted exactly at every read and wake of each
 // connection and summed in one atomic counter (a connection holding bytes
-// is looked at at least once a second). Past 3/4 of it (pressure), a
+// is looked at at least once a second; a push queue is counted as it
+// grows too, by 16 KiB steps). Past 3/4 of it (pressure), a
 // connection holding more than its share — 3/4 of the budget divided
 // among the connections holding any — is held back until it is under its
 // share or the pressure is over; clients that read their replies hold
@@ -203,7 +204,8 @@
 // largest first, until what the rest hold is under 3/4 of the budget,
 // each with a warning log ("server output budget exceeded"): server
 // messages cannot be held back, so subscribers that do not read end
-// there. Once an eighth of the budget (at least 4 MiB) has been given
+// there (a server message for one of them is refused at once, and it is
+// closed then). Once an eighth of the budget (at least 4 MiB) has been given
 // back, by those closes or by clients that leave, the ticker returns the
 // freed memory to the OS (two collections, then debug.FreeOSMemory; at
 // most once a second), so that the RSS falls back within about a second

@@ -29,7 +29,7 @@ func (c *conn) finishesAfterEOF(err error) bool {
 	if err == io.EOF || !errors.Is(err, io.EOF) {
 		return false
 	}
-	if c.work.inflight == 0 || c.mail.kill.Load() || c.codec == nil || c.codec.transport() == transportWebSocket ||
+	if c.work.inflight == 0 || c.mail.kill.Load() != 0 || c.codec == nil || c.codec.transport() == transportWebSocket ||
 		c.gc.OutboundBuffered() > 0 {
 		return false // nothing to finish, a protocol that cannot half-close, or gnet could not write what is pending
 	}

@@ -13,7 +13,11 @@ package engine
 // saw there in mail.unsent (account), and adds the pushes it writes, as
 // it takes them off the queue, under the mailbox's lock: what Send counts
 // is never less than what the connection holds, bar the replies of the
-// loop's current pass (bounded by MaxPendingOutput). A push is held
+// loop's current pass (bounded by MaxPendingOutput). The server's budget
+// (budget.go) hears of a queue as it grows, by steps of budgetStep, not
+// only when the loop looks (a loop behind its connections would let
+// thousands of queues grow unseen), and Send refuses a push to a
+// connection the budget chose to close. A push is held
 // while a message received before it is still on a worker (its barrier),
 // so that a subscription's first notification cannot overtake the
 // subscribe reply.
@@ -44,7 +48,8 @@ type mailbox struct {
 	waking    atomic.Bool   // a Wake is on its way to the loop
 	pushable  atomic.Bool   // a stream or a WebSocket: Send works
 	textOnly  atomic.Bool   // a WebSocket: a push must be valid UTF-8 (a text message)
-	kill      atomic.Bool   // a pusher overflowed the queue: close now
+	kill      atomic.Uint32 // why a pusher was refused and the connection must close now (closePushQueue, closeBudget), or 0
+	fresh     atomic.Int64  // bytes queued since the loop last accounted the connection and not yet added to its holding (budgetStep)
 	shut      atomic.Bool   // no more server messages (a WebSocket close frame has gone out, or the client is leaving)
 }
 
@@ -167,16 +172,23 @@ func (c *conn) Send(msg []byte) error {
 	p.buf = pool.Responses.Get()
 	p.buf.B = append(p.buf.B, msg...)
 	p.barrier = m.submitted.Load()
+	n := int64(len(msg))
 	m.mu.Lock()
-	switch {
-	case m.dead || m.kill.Load() || m.shut.Load():
+	if m.dead || m.kill.Load() != 0 || m.shut.Load() {
 		m.mu.Unlock()
 		p.release()
 		return handler.ErrConnClosed
 	}
-	held := m.unsent.Load() + m.queued.Load() + int64(len(msg))
-	if held > int64(c.e.opts.MaxPushQueue) {
-		m.kill.Store(true)
+	held := m.unsent.Load() + m.queued.Load() + n
+	why := notClosing
+	switch {
+	case held > int64(c.e.opts.MaxPushQueue):
+		why = closePushQueue
+	case c.doomed.Load() && c.e.budget.sheds(held):
+		why = closeBudget // as its loop would decide (overBudget), without waiting for it
+	}
+	if why != notClosing {
+		m.kill.Store(uint32(why))
 		m.mu.Unlock()
 		p.release()
 		c.e.stats.pushDrops.Add(1)
@@ -189,7 +201,11 @@ func (c *conn) Send(msg []byte) error {
 		m.pushTail.next = p
 	}
 	m.pushTail = p
-	m.queued.Add(int64(len(msg)))
+	m.queued.Add(n)
+	if m.fresh.Add(n) >= budgetStep {
+		// Under the lock: never after release has cleared the holding.
+		c.addHeld(m.fresh.Swap(0))
+	}
 	m.mu.Unlock()
 	c.e.stats.notePeak(held)
 	c.wake(nil)
