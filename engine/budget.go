@@ -118,31 +118,28 @@ func (b *budget) squeezes(held int64) bool {
 }
 
 // account notes that the connection holds pending bytes of unsent output
-// plus its queued pushes: in the budget (held, which then counts the
-// whole queue: mail.fresh starts again), and in what Send counts against
-// MaxPushQueue (mail.unsent). traffic does the same by hand (on the hot
-// path: four atomic loads when nothing has changed). Event loop only.
+// plus its queued pushes: in the budget (held), and in what Send counts
+// against MaxPushQueue (mail.unsent). traffic does the same by hand (on
+// the hot path: three atomic loads when nothing has changed). Event loop
+// only.
 func (c *conn) account(pending int) {
-	m := &c.mail
-	if p := int64(pending); p != m.unsent.Load() || m.fresh.Load() != 0 || p+m.queued.Load() != c.held.Load() {
+	if p := int64(pending); p != c.mail.unsent.Load() || p+c.mail.queued.Load() != c.held.Load() {
 		c.accountSlow(p)
 	}
 }
 
 // accountSlow is account's slow path.
 func (c *conn) accountSlow(pending int64) {
-	m := &c.mail
-	m.unsent.Store(pending)
-	m.fresh.Store(0) // before the queue is read: a push in between is counted again at most, until the next look
-	if h := pending + m.queued.Load(); h != c.held.Load() {
+	c.mail.unsent.Store(pending)
+	if h := pending + c.mail.queued.Load(); h != c.held.Load() {
 		c.setHeld(h)
 	}
 }
 
-// addHeld adds d bytes of pushes queued since the loop last looked to
-// the connection's holding in the budget (the loop's next look counts
-// them exactly). Safe from any goroutine; Send calls it under the
-// mailbox's lock.
+// addHeld adds d bytes of pushes queued since the queue was last empty
+// to the connection's holding in the budget (the loop's next look counts
+// them exactly: what it adds counts twice at most until then). Safe from
+// any goroutine; Send calls it under the mailbox's lock.
 func (c *conn) addHeld(d int64) {
 	b := &c.e.budget
 	if c.held.Add(d) == d {

@@ -173,7 +173,7 @@ func (c *conn) traffic() gnet.Action {
 	}
 
 	pending := c.trackOutput(now)
-	if p := int64(pending); p != c.mail.unsent.Load() || c.mail.fresh.Load() != 0 || p+c.mail.queued.Load() != c.held.Load() { // account, by hand
+	if p := int64(pending); p != c.mail.unsent.Load() || p+c.mail.queued.Load() != c.held.Load() { // account, by hand
 		c.accountSlow(p)
 	}
 	if c.closing != notClosing {

@@ -35,11 +35,12 @@ import (
 // mailbox is what workers and pushers hand to a connection's loop. Safe
 // from any goroutine.
 type mailbox struct {
-	mu       sync.Mutex    // guards done, dead, pushHead, pushTail, lameWake
+	mu       sync.Mutex    // guards done, dead, pushHead, pushTail, fresh, lameWake
 	done     *job          // finished work, newest first
 	dead     bool          // closed: finished work and pushes are dropped
 	pushHead *push         // server messages to send, oldest first
 	pushTail *push         //
+	fresh    int64         // bytes queued since the queue was last empty and not yet added to the connection's holding (budgetStep)
 	lameWake chan struct{} // set when the connection finishes off its loop (halfclose.go)
 
 	queued    atomic.Int64  // bytes in the push queue
@@ -49,7 +50,6 @@ type mailbox struct {
 	pushable  atomic.Bool   // a stream or a WebSocket: Send works
 	textOnly  atomic.Bool   // a WebSocket: a push must be valid UTF-8 (a text message)
 	kill      atomic.Uint32 // why a pusher was refused and the connection must close now (closePushQueue, closeBudget), or 0
-	fresh     atomic.Int64  // bytes queued since the loop last accounted the connection and not yet added to its holding (budgetStep)
 	shut      atomic.Bool   // no more server messages (a WebSocket close frame has gone out, or the client is leaving)
 }
 
@@ -202,9 +202,10 @@ func (c *conn) Send(msg []byte) error {
 	}
 	m.pushTail = p
 	m.queued.Add(n)
-	if m.fresh.Add(n) >= budgetStep {
+	if m.fresh += n; m.fresh >= budgetStep {
 		// Under the lock: never after release has cleared the holding.
-		c.addHeld(m.fresh.Swap(0))
+		c.addHeld(m.fresh)
+		m.fresh = 0
 	}
 	m.mu.Unlock()
 	c.e.stats.notePeak(held)
@@ -224,6 +225,7 @@ func (c *conn) drainPushes(out []byte) []byte {
 		unsent = c.gc.OutboundBuffered()
 	}
 	m := &c.mail
+	var moved int64
 	m.mu.Lock()
 	for p := m.pushHead; p != nil; p = m.pushHead {
 		if p.barrier >= low || unsent+len(out) > limit {
@@ -231,15 +233,22 @@ func (c *conn) drainPushes(out []byte) []byte {
 		}
 		out = c.codec.push(out, p.buf.B)
 		c.loop.stats.pushes.Add(1)
-		// From the queue to the output, in Send's count (see the NOTE).
-		n := int64(len(p.buf.B))
-		m.queued.Add(-n)
-		m.unsent.Add(n)
+		moved += int64(len(p.buf.B))
 		m.pushHead = p.next
 		if m.pushHead == nil {
 			m.pushTail = nil
+			// What was queued goes out in this pass: the loop's look at
+			// its end counts it (account), and the steps start again. A
+			// push queued before that look is counted twice at most,
+			// until the next one.
+			m.fresh = 0
 		}
 		p.release()
+	}
+	if moved > 0 {
+		// From the queue to the output, in Send's count (see the NOTE).
+		m.queued.Add(-moved)
+		m.unsent.Add(moved)
 	}
 	m.mu.Unlock()
 	return out
