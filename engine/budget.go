@@ -286,8 +286,10 @@ func (b *budget) release() {
 // DefaultMaxOutputBudget. A quarter, because what the budget counts is
 // payload: gnet's buffers round it up (up to twice, in the worst case),
 // and the garbage collector lets the heap grow past what is live before
-// it collects (GOGC), so that a full budget costs up to about twice
-// itself in RSS, leaving the process's other memory the larger half.
+// it collects (GOGC), so that a full budget costs about twice itself
+// in RSS, and more with many connections holding bytes (see
+// DefaultMaxOutputBudget), leaving the process's other memory the
+// larger part.
 func defaultOutputBudget(mem int64) int {
 	if mem <= 0 {
 		return DefaultMaxOutputBudget

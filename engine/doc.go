@@ -189,7 +189,7 @@
 // # Memory budget
 //
 // Options.MaxOutputBudget (default: a quarter of the memory available to
-// the process, physical or cgroup, at most DefaultMaxOutputBudget, 1 GiB)
+// the process, physical or cgroup, at most DefaultMaxOutputBudget, 64 MiB)
 // bounds what the server holds for all its connections together: the
 // bytes of their unsent replies (gnet's output buffers) and of their
 // queued server messages, counted exactly at every read and wake of each
@@ -215,14 +215,19 @@
 // The budget counts payload; the process's RSS grows by more: gnet keeps
 // each write it could not send in a buffer rounded up to a power of two,
 // and the garbage collector lets the heap grow past what is live
-// (GOGC). With a 64 MiB budget, 500 connections that pipeline 4 KiB
-// requests and never read grew the RSS by about 100 MiB, and 300
-// WebSocket clients of a 1 ms clock (100-byte messages, the worst case)
-// by about 150 MiB: count on up to 2.5 times the budget (GOMEMLIMIT
-// narrows it). The kernel's socket buffers come on top and are not the
-// process's: a connection that never reads ties up what TCP's autotuning
-// gives it (about 2 MiB on loopback), bounded by the system's
-// net.ipv4.tcp_mem.
+// (GOGC), more so while many connections are closed at once. With a
+// 64 MiB budget, on 2 cores, 500 connections that pipeline 4 KiB
+// requests and never read grew the RSS by about 100 MiB, 300 WebSocket
+// clients of a 1 ms clock (100-byte messages) by about 150 MiB, and
+// subscribers of a topic that never read (bench/scripts/slowsubs) by
+// 132-144 MiB for 300 of them, 272-385 MiB for 1,000 and 338-392 MiB for
+// 2,000: count on about twice the budget, and up to about 0.25 MiB more
+// for each connection that holds bytes. GOMEMLIMIT narrows it (2,000
+// such subscribers under a 128 MiB budget: 262-288 MiB with
+// GOMEMLIMIT=300MiB, 455-703 MiB without). The kernel's socket buffers
+// come on top and are not the process's: a connection that never reads
+// ties up what TCP's autotuning gives it (about 2 MiB on loopback),
+// bounded by the system's net.ipv4.tcp_mem.
 //
 // # Lifecycle
 //

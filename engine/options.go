@@ -59,8 +59,14 @@ const (
 	// the bytes of unsent replies and queued server messages of all
 	// connections together: the default is this or a quarter of the
 	// memory available to the process (physical memory, or a lower
-	// cgroup limit), whichever is smaller.
-	DefaultMaxOutputBudget = 1 << 30
+	// cgroup limit), whichever is smaller. 64 MiB keeps what clients
+	// that never read add to the RSS well under 512 MiB on any machine
+	// (on 2 cores, 300 to 2,000 subscribers that never read: 128-343 MiB;
+	// 1.7-2.7 GiB with the 1 GiB cap of before), while 10,000
+	// subscribers that read hold a few KiB at once, far below it. A
+	// server whose clients hold more at once in normal work — large
+	// replies to many clients on slow links — needs a larger budget.
+	DefaultMaxOutputBudget = 64 << 20
 	// DefaultHealthPath is the path where HTTP GET answers 200.
 	DefaultHealthPath = handler.DefaultHealthPath
 	// DefaultStopTimeout is how long Run waits, once its context is done,
@@ -193,8 +199,9 @@ type Options struct {
 	// once, the connections holding the most are disconnected, largest
 	// first, until the rest hold under 3/4 of it (a warning log each).
 	// Clients that read their replies are not affected. The process's RSS
-	// grows by up to about 2.5 times what the budget counts (see the
-	// package doc, Memory budget).
+	// grows by more than the budget counts: about twice it, plus about
+	// 0.1 MiB for each connection holding bytes (see the package doc,
+	// Memory budget).
 	MaxOutputBudget int
 	// StopTimeout is how long Run waits for the requests in flight once
 	// its context is done (see Stop); 0 means DefaultStopTimeout.
