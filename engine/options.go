@@ -61,7 +61,7 @@ const (
 	// memory available to the process (physical memory, or a lower
 	// cgroup limit), whichever is smaller. 64 MiB keeps what clients
 	// that never read add to the RSS well under 512 MiB on any machine
-	// (on 2 cores, 300 to 2,000 subscribers that never read: 128-343 MiB;
+	// (on 2 cores, 300 to 2,000 subscribers that never read: 132-392 MiB;
 	// 1.7-2.7 GiB with the 1 GiB cap of before), while 10,000
 	// subscribers that read hold a few KiB at once, far below it. A
 	// server whose clients hold more at once in normal work — large

@@ -85,8 +85,9 @@ type Stats struct {
 	// notifications) written to their connection.
 	PushesSent uint64
 	// PushesDropped counts the server messages dropped: refused because
-	// the client's queue was full (the client is then disconnected), or
-	// still queued when their connection closed.
+	// the client left too much unread (MaxPushQueue, or the output budget;
+	// the client is then disconnected), or still queued when their
+	// connection closed.
 	PushesDropped uint64
 	// TooLarge counts the messages refused for MaxMessageSize (HTTP 413,
 	// a stream's -32600, a WebSocket close 1009), and HeadTooLarge the

@@ -243,11 +243,13 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&c.maxHeader, "max-header", engine.DefaultMaxHeaderSize, "largest HTTP request head in `bytes`")
 	fs.IntVar(&c.maxConns, "max-conns", engine.DefaultMaxConns, "most open connections, lowered to the file descriptor limit")
 	fs.IntVar(&c.maxInFlight, "max-inflight", engine.DefaultMaxInFlight, "most messages of one connection on workers at once")
-	fs.IntVar(&c.maxPending, "max-pending", engine.DefaultMaxPendingOutput, "unsent reply `bytes` per connection before it is no longer read")
+	fs.IntVar(&c.maxPending, "max-pending", engine.DefaultMaxPendingOutput, "unsent output `bytes` per connection before it is no longer read "+
+		"(its server messages then wait in its queue, bounded by --max-push-queue)")
 	fs.IntVar(&c.budget, "max-output-budget", 0, "unsent reply and server-message `bytes` of all connections together: past 3/4 of it "+
-		"the clients holding most are not read, past it they are disconnected, largest first (0: a quarter of the memory, at most 1 GiB; -1: none)")
-	fs.IntVar(&c.maxPush, "max-push-queue", engine.DefaultMaxPushQueue, "server-message `bytes` queued for a client that does not read, "+
-		"before it is disconnected")
+		"the clients holding most are not read, past it they are disconnected, largest first (0: a quarter of the memory, at most 64 MiB; -1: none)")
+	fs.IntVar(&c.maxPush, "max-push-queue", engine.DefaultMaxPushQueue, "`bytes` a client that gets server messages may leave unread, "+
+		"its unsent output and queued server messages together; a server message past it disconnects the client "+
+		"(keep it above the largest reply such a client gets)")
 	fs.DurationVar(&c.idle, "idle-timeout", engine.DefaultIdleTimeout, "close connections idle this long")
 	fs.DurationVar(&c.readTO, "read-timeout", engine.DefaultReadTimeout, "close connections whose message is incomplete this long")
 	fs.DurationVar(&c.writeTO, "write-timeout", engine.DefaultWriteTimeout, "close connections whose replies wait this long")

@@ -79,7 +79,7 @@ var (
 	descPushed = desc("pushes_sent_total",
 		"Server messages (pushes, subscription notifications) written.")
 	descDropped = desc("pushes_dropped_total",
-		"Server messages dropped: the client's queue was full, or its connection closed.")
+		"Server messages dropped: the client left too much unread (push queue or output budget), or its connection closed.")
 	descSlow = desc("slow_consumers_closed_total",
 		"Connections closed because the client did not read: write timeout, push queue or output budget.")
 	descHeld = desc("output_held_bytes",
