@@ -236,3 +236,37 @@ func waitInFlight(t *testing.T, e *engine.Engine, n int64) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// Wait is Run after a Start of one's own: it serves until its context is
+// done, drains for DrainGrace and stops; calls are answered meanwhile.
+func TestWait_afterStart(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet()), engine.WithDrainGrace(200*time.Millisecond))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := e.Addrs()[0].String() // known between Start and Wait
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Wait(ctx) }()
+	if got := callHTTP(t, addr, 1); got != `{"jsonrpc":"2.0","result":2,"id":1}` {
+		t.Fatalf("before the context ends: %s", got)
+	}
+	cancel()
+	for deadline := time.Now().Add(5 * time.Second); e.Ready(); {
+		if time.Now().After(deadline) {
+			t.Fatal("not draining after the context ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if code, _ := health(t, addr); code != 503 {
+		t.Errorf("health while draining: %d", code)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if _, err := net.Dial("tcp", addr); err == nil {
+		t.Error("still accepting after Wait returned")
+	}
+}

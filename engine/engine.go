@@ -206,12 +206,23 @@ func (e *Engine) Start() error {
 //	if err := e.Run(ctx); err != nil {
 //		log.Fatal(err)
 //	}
+//
+// Run is Start, then Wait: a main with something to do between the two
+// (print the addresses Start bound, say) calls them itself.
 func (e *Engine) Run(ctx context.Context) error {
 	if err := e.Start(); err != nil {
 		return err
 	}
+	return e.Wait(ctx)
+}
+
+// Wait is Run for an engine started already (Start): it serves until
+// ctx is done, drains for Options.DrainGrace, then stops within
+// Options.StopTimeout, and returns Stop's error.
+func (e *Engine) Wait(ctx context.Context) error {
 	<-ctx.Done()
 	e.DrainFor(e.opts.DrainGrace, nil)
+	e.opts.Logger.Info("jetrpc: stopping", "timeout", e.opts.StopTimeout)
 	stop, cancel := context.WithTimeout(context.Background(), e.opts.StopTimeout)
 	defer cancel()
 	return e.Stop(stop)

@@ -203,13 +203,15 @@ type Options struct {
 	// 0.1 MiB for each connection holding bytes (see the package doc,
 	// Memory budget).
 	MaxOutputBudget int
-	// StopTimeout is how long Run waits for the requests in flight once
-	// its context is done (see Stop); 0 means DefaultStopTimeout.
+	// StopTimeout is how long Run (and Wait) waits for the requests in
+	// flight once its context is done (see Stop); 0 means
+	// DefaultStopTimeout.
 	StopTimeout time.Duration
-	// DrainGrace is how long Run keeps serving once its context is done,
-	// with the health check answering 503 (Drain), before it stops: the
-	// time a load balancer's health check needs to take the node out of
-	// its pool, for rolling deploys. 0 (the default) stops at once.
+	// DrainGrace is how long Run (and Wait) keeps serving once its
+	// context is done, with the health check answering 503 (Drain),
+	// before it stops: the time a load balancer's health check needs to
+	// take the node out of its pool, for rolling deploys. 0 (the default)
+	// stops at once.
 	DrainGrace time.Duration
 	// CloseNotice, when not empty, is the method of a notification sent
 	// to every WebSocket and stream client just before the engine closes

@@ -542,6 +542,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		engine.WithMaxPushQueue(c.maxPush),
 		engine.WithMaxOutputBudget(c.budget),
 		engine.WithCloseNotice(c.closeNotice),
+		engine.WithDrainGrace(c.drainGrace),
+		engine.WithStopTimeout(c.stopTimeout),
 		engine.WithLogger(logger),
 	}, access...)...)
 	if c.metrics != "" {
@@ -588,13 +590,5 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	<-ctx.Done()
-	if c.drainGrace > 0 {
-		fmt.Fprintf(stdout, "jetrpc: draining for %v: /health answers 503, calls are still served\n", c.drainGrace)
-		e.DrainFor(c.drainGrace, nil)
-	}
-	fmt.Fprintln(stdout, "jetrpc: stopping")
-	stopCtx, cancel := context.WithTimeout(context.Background(), c.stopTimeout)
-	defer cancel()
-	return e.Stop(stopCtx)
+	return e.Wait(ctx) // drains for --drain-grace, stops within --stop-timeout
 }
