@@ -117,15 +117,10 @@ func (c *conn) authorizeStream(out []byte) []byte {
 // names one host, request after request: the last one allowed is
 // remembered, and the same Host costs one comparison.
 func (h *httpCodec) hostAllowed(c *conn, r *http1.Request) bool {
-	hosts := c.e.opts.Hosts
-	if len(hosts) == 0 || len(h.hostOK) > 0 && string(r.Host) == string(h.hostOK) {
+	if len(c.e.opts.Hosts) == 0 || len(h.hostOK) > 0 && string(r.Host) == string(h.hostOK) {
 		return true
 	}
-	if c.e.opts.StrictHosts {
-		if !handler.HostAllowedStrict(hosts, r.Host) {
-			return false
-		}
-	} else if !handler.HostAllowed(hosts, r.Host) {
+	if !handler.HostAllows(&c.e.opts.HTTPPolicy, r.Host) {
 		return false
 	}
 	if len(r.Host) <= maxHostOK {

@@ -121,55 +121,26 @@ type Options struct {
 	// IdleTimeout, ReadTimeout and WriteTimeout: see the defaults; 0 means
 	// the default, a negative value disables the timeout.
 	IdleTimeout, ReadTimeout, WriteTimeout time.Duration
-	// HealthPath is where HTTP GET answers 200 {"status":"ok"}; "" means
-	// DefaultHealthPath.
-	HealthPath string
 	// Pages are documents served on HTTP GET of their paths, beside
 	// JSON-RPC (see Page); none by default.
 	Pages []Page
+	// HTTPPolicy is the policy of HTTP requests' heads, the same as
+	// handler.HTTPHandler's: HealthPath ("" means DefaultHealthPath, "-"
+	// none), CORS (its Origins also bound WebSocket handshakes), Hosts
+	// and StrictHosts, Authorize (asked, besides, about each stream
+	// connection from its address alone), TrustedProxies.
+	handler.HTTPPolicy
 	// WSPath is where an HTTP GET with Upgrade: websocket becomes a
 	// WebSocket (RFC 6455); "" means DefaultWSPath. Each text or binary
 	// message is one JSON-RPC message or batch; every reply and every
 	// server message is a text message (JSON is UTF-8, and browsers hand
 	// binary messages over as Blobs).
 	WSPath string
-	// CORS lets pages of other origins call (cross-origin requests from
-	// browsers): an OPTIONS preflight from an allowed origin is answered
-	// 204 with the allowed methods and headers and a max age, and replies
-	// to an allowed origin carry Access-Control-Allow-Origin. With a
-	// list, any request whose Origin is not in it — a call, a page, a
-	// preflight, a WebSocket handshake — gets 403 and runs nothing
-	// (requests without an Origin, not from browsers' pages, always go
-	// on; list your own origin too if pages served under it call). The
-	// zero value allows no cross-origin call and every origin.
-	CORS handler.CORS
-	// Hosts, when not empty, is the allow list of Host names (geth's
-	// vhosts; "*" for any): an HTTP request naming another host gets 403,
-	// which defeats DNS rebinding. IP addresses (real ones) and an empty
-	// or missing Host pass too — a rebinding attack needs a name, and
-	// every browser sends a Host — unless StrictHosts is set (see
-	// handler.HostAllowed).
-	Hosts []string
-	// StrictHosts makes Hosts strict: an IP address passes only when
-	// Hosts names it, and a request without a Host, or an empty one, gets
-	// 403 (handler.HostAllowedStrict). For a server reached only under
-	// its names, so that a scan of addresses finds nothing to call.
-	StrictHosts bool
 	// AcceptConn, when set, is asked about each new connection as it is
 	// accepted, before any byte of it is read; false closes it at once
 	// (IP allow and deny lists: handler/auth.IPFilter). It runs on the
 	// listener's accept goroutine, and a slow one slows accepting.
 	AcceptConn func(remote net.Addr) bool
-	// Authorize, when set, decides who may call, before any JSON-RPC is
-	// read: it is asked about the head of every HTTP request that carries
-	// a call (POST) and of every WebSocket upgrade — refused with 401 or
-	// 403 (handler.AuthStatus) — and about every stream connection, from
-	// its address alone (refused: one -32003 error message, then closed).
-	// The grants it returns are the request's, or the WebSocket's or
-	// stream's for the connection's life (handler.Require). Health checks
-	// and CORS preflights do not ask it. It runs on the event loop and
-	// must not block. handler/auth builds the usual ones.
-	Authorize handler.Authorizer
 	// PingInterval: a WebSocket client that has sent nothing that long is
 	// pinged; 0 means DefaultPingInterval, negative disables pings. The
 	// idle timeout of a WebSocket counts from the client's last frame,
@@ -222,14 +193,6 @@ type Options struct {
 	// code 1001 (going away), with or without it. DefaultCloseNotice is
 	// the name jetrpc serve uses.
 	CloseNotice string
-	// TrustedProxies are the proxies (load balancers, TLS terminators)
-	// whose connections name the client they forward each request for,
-	// in X-Forwarded-For or X-Real-IP: the calls of such a connection
-	// carry them in Meta.Proxies, and Meta.ClientIP — the rate limits'
-	// and the access log's address — is that client's. nil trusts none:
-	// a proxy's calls are then counted as its own. Connection-level
-	// checks (AcceptConn, MaxConns) still see the proxy's address.
-	TrustedProxies handler.Proxies
 	// Logger receives the engine's logs (and gnet's warnings and errors);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -282,6 +245,9 @@ func WithWSPath(p string) Option { return func(o *Options) { o.WSPath = p } }
 func WithCORS(origins ...string) Option {
 	return func(o *Options) { o.CORS.Origins = append([]string(nil), origins...) }
 }
+
+// WithHTTPPolicy sets Options.HTTPPolicy, every field of it.
+func WithHTTPPolicy(p handler.HTTPPolicy) Option { return func(o *Options) { o.HTTPPolicy = p } }
 
 // WithHosts sets Options.Hosts.
 func WithHosts(hosts ...string) Option {

@@ -23,7 +23,7 @@ func ExampleMeta_ClientIP() {
 	if err != nil {
 		panic(err)
 	}
-	h := &handler.HTTPHandler{Table: t, TrustedProxies: proxies}
+	h := &handler.HTTPHandler{Table: t, HTTPPolicy: handler.HTTPPolicy{TrustedProxies: proxies}}
 
 	r := httptest.NewRequest("POST", "/", strings.NewReader(`{"jsonrpc":"2.0","method":"whoami","id":1}`))
 	r.Header.Set("Content-Type", "application/json")

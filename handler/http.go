@@ -44,26 +44,9 @@ type HTTPHandler struct {
 	Table *Table
 	// MaxBodySize limits the request body; 0 means DefaultMaxBodySize.
 	MaxBodySize int64
-	// HealthPath is the path where GET answers 200 HealthBody; "" means
-	// DefaultHealthPath, "-" turns it off.
-	HealthPath string
-	// CORS lets pages of other origins call, as the engine's option of
-	// that name: preflights answered, replies to allowed origins marked.
-	CORS CORS
-	// Hosts, when not empty, is the allow list of Host names (see
-	// HostAllowed): a request naming another host gets 403.
-	Hosts []string
-	// StrictHosts makes Hosts strict (HostAllowedStrict): no IP address
-	// it does not name, no empty or missing Host.
-	StrictHosts bool
-	// Authorize, when set, decides from each POST's metadata whether it
-	// may call (401 or 403 otherwise, see AuthStatus), and gives the
-	// grants of its calls.
-	Authorize Authorizer
-	// TrustedProxies are the proxies whose requests name their client
-	// (X-Forwarded-For, X-Real-IP): Meta.ClientIP, and so the rate
-	// limits, see that client instead of the proxy. nil trusts none.
-	TrustedProxies Proxies
+	// HTTPPolicy is the policy of requests' heads, the engine's: health
+	// path, CORS, Hosts, Authorize, TrustedProxies.
+	HTTPPolicy
 }
 
 // NewHTTPHandler returns an HTTPHandler over t with the defaults.
@@ -117,12 +100,16 @@ func AcceptableContentType[T ~string | ~[]byte](v T) bool {
 
 // IsHealthCheck reports whether an HTTP request — its method and its
 // request target, query included — is the health check at path: a GET
-// of path, whatever the query. An empty path means DefaultHealthPath.
-// It is the one rule of the engine and of HTTPHandler, on bytes or a
-// string, without allocating.
+// of path, whatever the query. An empty path means DefaultHealthPath;
+// "-" is no path: no request is the health check. It is the one rule of
+// the engine and of HTTPHandler, on bytes or a string, without
+// allocating.
 func IsHealthCheck[T ~string | ~[]byte](method, target T, path string) bool {
-	if path == "" {
+	switch path {
+	case "":
 		path = DefaultHealthPath
+	case "-":
+		return false
 	}
 	for i := 0; i < len(target); i++ {
 		if target[i] == '?' {
@@ -205,7 +192,7 @@ func httpErrorText(w http.ResponseWriter, status int, text string) {
 
 // ServeHTTP answers one HTTP request.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if len(h.Hosts) > 0 && (h.StrictHosts && !HostAllowedStrict(h.Hosts, r.Host) || !h.StrictHosts && !HostAllowed(h.Hosts, r.Host)) {
+	if !HostAllows(&h.HTTPPolicy, r.Host) {
 		h.refused(r, nil, http.StatusForbidden, "forbidden_host")
 		httpErrorText(w, http.StatusForbidden, TextHostNotAllowed)
 		return
@@ -228,7 +215,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if r.Method != http.MethodPost {
-		if h.HealthPath != "-" && IsHealthCheck(r.Method, r.URL.Path, h.HealthPath) {
+		if IsHealthCheck(r.Method, r.URL.Path, h.HealthPath) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, HealthBody)
 			return

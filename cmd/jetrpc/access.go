@@ -17,19 +17,22 @@ import (
 // addresses), which defeats DNS rebinding.
 var defaultVHosts = []string{"localhost"}
 
-// access turns the access flags (--cors, --vhosts, --jwt-secret,
-// --api-keys, --allow-ip, --deny-ip) into engine options, reading the
-// secret and key files now, so that a bad file fails before serving.
+// access turns the access flags (--cors, --cors-headers, --cors-max-age,
+// --vhosts, --vhosts-strict, --health-path, --jwt-secret, --api-keys,
+// --trusted-proxy, --allow-ip, --deny-ip) into engine options — the
+// HTTP policy whole (handler.HTTPPolicy) and the connection filter —
+// reading the secret and key files now, so that a bad file fails before
+// serving.
 func (c *serveFlags) access() ([]engine.Option, error) {
-	var opts []engine.Option
-	if len(c.origins) > 0 {
-		opts = append(opts, engine.WithCORS(c.origins...))
+	p := handler.HTTPPolicy{
+		HealthPath:  c.healthPath,
+		CORS:        handler.CORS{Origins: c.origins, Headers: c.corsHeaders, MaxAge: c.corsMaxAge},
+		Hosts:       c.vhosts,
+		StrictHosts: c.vhostsStrict,
 	}
-	hosts := c.vhosts
-	if len(hosts) == 0 {
-		hosts = defaultVHosts
+	if len(p.Hosts) == 0 {
+		p.Hosts = defaultVHosts
 	}
-	opts = append(opts, engine.WithHosts(hosts...), engine.WithStrictHosts(c.vhostsStrict))
 	var authorizers []handler.Authorizer
 	if c.apiKeys != "" {
 		keys, err := auth.LoadKeys(c.apiKeys)
@@ -49,21 +52,22 @@ func (c *serveFlags) access() ([]engine.Option, error) {
 		authorizers = append(authorizers, auth.NewJWT(secret, handler.Grants{"*"}).Authorize)
 	}
 	if len(authorizers) > 0 {
-		opts = append(opts, engine.WithAuthorize(auth.Any(authorizers...)))
+		p.Authorize = auth.Any(authorizers...)
 	}
+	if len(c.trustedProxies) > 0 {
+		proxies, err := handler.ParseProxies(c.trustedProxies...)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-proxy: %w", err)
+		}
+		p.TrustedProxies = proxies
+	}
+	opts := []engine.Option{engine.WithHTTPPolicy(p)}
 	if len(c.allowIP) > 0 || len(c.denyIP) > 0 {
 		f, err := auth.NewIPFilter(c.allowIP, c.denyIP)
 		if err != nil {
 			return nil, err
 		}
 		opts = append(opts, engine.WithAcceptConn(f.Allowed))
-	}
-	if len(c.trustedProxies) > 0 {
-		p, err := handler.ParseProxies(c.trustedProxies...)
-		if err != nil {
-			return nil, fmt.Errorf("--trusted-proxy: %w", err)
-		}
-		opts = append(opts, engine.WithTrustedProxies(p))
 	}
 	return opts, nil
 }

@@ -136,6 +136,57 @@ func TestServe_corsAndVHosts(t *testing.T) {
 	_ = startServe(t, 1, "--listen", "127.0.0.1:0", "--vhosts", "*")
 }
 
+// The whole HTTP policy has flags: --cors-headers and --cors-max-age
+// shape the preflight's answer, --health-path moves the health check
+// ("-" turns it off), --vhosts-strict refuses an address not listed, and
+// a call from an Origin not allowed gets 403.
+func TestServe_httpPolicyFlags(t *testing.T) {
+	urls := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--cors", "https://app.example",
+		"--cors-headers", "Content-Type,X-Trace", "--cors-max-age", "90s", "--health-path", "/ready")[0])
+	req, _ := http.NewRequest("OPTIONS", urls["http"], nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if h := resp.Header; resp.StatusCode != 204 || h.Get("Access-Control-Allow-Headers") != "Content-Type, X-Trace" || h.Get("Access-Control-Max-Age") != "90" {
+		t.Errorf("preflight: %d %v", resp.StatusCode, h)
+	}
+	get := func(url string) int {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := get(urls["http"] + "ready"); st != 200 {
+		t.Errorf("GET /ready: %d", st)
+	}
+	if st := get(urls["http"] + "health"); st != 405 {
+		t.Errorf("GET /health with --health-path /ready: %d", st)
+	}
+	if st, body := postAs(t, urls["http"], addCall, "Origin", "https://evil.example"); st != 403 || body != "origin not allowed\n" {
+		t.Errorf("a call from another origin: %d %q", st, body)
+	}
+	off := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--health-path", "-", "--vhosts", "rpc.example", "--vhosts-strict")[0])
+	if st, body := postAs(t, off["http"], addCall); st != 403 || body != "invalid host specified\n" {
+		t.Errorf("--vhosts-strict, a call to the address: %d %q", st, body)
+	}
+	if st, _ := postAs(t, off["http"], addCall, "Host", "rpc.example"); st != 200 {
+		t.Errorf("--vhosts-strict, a call to the name: %d", st)
+	}
+	req, _ = http.NewRequest("GET", off["http"]+"health", nil)
+	req.Host = "rpc.example"
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 405 {
+		t.Errorf("--health-path -: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+}
+
 // TestServe_ipFilter: --deny-ip refuses loopback connections before
 // they are read; --allow-ip admits them.
 func TestServe_ipFilter(t *testing.T) {

@@ -119,6 +119,9 @@ func commandError(stderr io.Writer, err error) error {
 type serveFlags struct {
 	addrs          []string // --listen and its aliases, in order; tcp:// or unix:// each
 	origins        []string // --cors and --ws-origin
+	corsHeaders    []string
+	corsMaxAge     time.Duration
+	healthPath     string
 	vhosts         []string
 	vhostsStrict   bool
 	jwtSecret      string
@@ -208,6 +211,10 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 		"open a WebSocket, such as https://app.example.com, or \"*\" for any (repeatable, or comma-separated). "+
 		"None given: no cross-origin calls, WebSockets from any origin")
 	fs.Var(stringsFlag{&c.origins}, "ws-origin", "an alias of --cors, kept for older scripts")
+	fs.Var(stringsFlag{&c.corsHeaders}, "cors-headers", "`header` names a cross-origin page may send (repeatable, or comma-separated). "+
+		"Default: Content-Type, Authorization")
+	fs.DurationVar(&c.corsMaxAge, "cors-max-age", handler.DefaultCORSMaxAge, "how long a browser may keep a preflight's answer (negative: no Access-Control-Max-Age)")
+	fs.StringVar(&c.healthPath, "health-path", handler.DefaultHealthPath, "`path` where GET answers 200 {\"status\":\"ok\"} (503 while draining); \"-\" for none")
 	fs.Var(stringsFlag{&c.vhosts}, "vhosts", "`host` names a request's Host may carry (repeatable, or comma-separated; \"*\" for any); "+
 		"other names get 403, which defeats DNS rebinding. IP addresses and a missing Host pass (no rebinding without a name; browsers send a Host) unless --vhosts-strict. Default: localhost")
 	fs.BoolVar(&c.vhostsStrict, "vhosts-strict", false, "make --vhosts strict: an IP address passes only when listed, a request without a Host gets 403")
@@ -305,7 +312,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 	groups: []flagGroup{
 		{"listeners", []string{"listen", "http,tcp,ws", "unix", "reuseport"}},
 		{"WebSocket", []string{"ws-path", "ws-origin", "ping-interval"}},
-		{"access (see README: Putting it on the internet)", []string{"cors", "vhosts", "vhosts-strict", "jwt-secret", "api-keys", "allow-ip", "deny-ip", "trusted-proxy"}},
+		{"access (see README: Putting it on the internet)", []string{"cors", "cors-headers", "cors-max-age", "vhosts", "vhosts-strict", "health-path", "jwt-secret", "api-keys", "allow-ip", "deny-ip", "trusted-proxy"}},
 		{"JSON-RPC", []string{"max-batch", "max-depth", "reject-v1"}},
 		{"fair use (see README: Limits)", []string{"call-timeout", "rate", "burst", "conn-rate", "conn-burst", "max-response", "max-batch-response",
 			"max-subscriptions-per-conn", "max-subscriptions"}},

@@ -1,0 +1,68 @@
+package handler
+
+// HTTPPolicy is what a server of JSON-RPC over HTTP decides from a
+// request's head, before any JSON-RPC is read: where the health check
+// answers, which pages of other origins may call, which Host names a
+// request may carry, who may call, and which proxies name their
+// clients. The engine (engine.Options) and HTTPHandler embed it, so the
+// two read one policy with one set of rules and cannot differ.
+type HTTPPolicy struct {
+	// HealthPath is where HTTP GET answers 200 HealthBody (503
+	// {"status":"draining"} from an engine that drains); "" means
+	// DefaultHealthPath, "-" turns the health check off (IsHealthCheck).
+	HealthPath string
+	// CORS lets pages of other origins call (cross-origin requests from
+	// browsers): an OPTIONS preflight from an allowed origin is answered
+	// 204 with the allowed methods and headers and a max age, and replies
+	// to an allowed origin carry Access-Control-Allow-Origin. With a
+	// list, any request whose Origin is not in it — a call, a page, a
+	// preflight, a WebSocket handshake — gets 403 and runs nothing
+	// (requests without an Origin, not from browsers' pages, always go
+	// on; list your own origin too if pages served under it call). The
+	// zero value allows no cross-origin call and every origin.
+	CORS CORS
+	// Hosts, when not empty, is the allow list of Host names (geth's
+	// vhosts; "*" for any): a request naming another host gets 403, which
+	// defeats DNS rebinding. IP addresses (real ones) and an empty or
+	// missing Host pass too — a rebinding attack needs a name, and every
+	// browser sends a Host — unless StrictHosts is set (HostAllowed).
+	Hosts []string
+	// StrictHosts makes Hosts strict: an IP address passes only when
+	// Hosts names it, and a request without a Host, or an empty one, gets
+	// 403 (HostAllowedStrict). For a server reached only under its names,
+	// so that a scan of addresses finds nothing to call.
+	StrictHosts bool
+	// Authorize, when set, decides who may call, before any JSON-RPC is
+	// read: it is asked about the head of every HTTP request that carries
+	// a call (POST), of every page and of every WebSocket upgrade —
+	// refused with 401 or 403 (AuthStatus) — and, by the engine, about
+	// every stream connection, from its address alone (refused: one
+	// -32003 error message, then closed). The grants it returns are the
+	// request's, or the WebSocket's or stream's for the connection's life
+	// (Require). Health checks and CORS preflights do not ask it. The
+	// engine runs it on its event loop: it must not block. handler/auth
+	// builds the usual ones.
+	Authorize Authorizer
+	// TrustedProxies are the proxies (load balancers, TLS terminators)
+	// whose connections name the client they forward each request for,
+	// in X-Forwarded-For or X-Real-IP: the calls of such a connection
+	// carry them in Meta.Proxies, and Meta.ClientIP — the rate limits'
+	// and the access log's address — is that client's. nil trusts none:
+	// a proxy's calls are then counted as its own. The engine's
+	// connection-level checks (AcceptConn, MaxConns) still see the
+	// proxy's address.
+	TrustedProxies Proxies
+}
+
+// HostAllows reports whether the request Host value host passes p's
+// Hosts (HostAllowed, or HostAllowedStrict with StrictHosts): true
+// without a list. It allocates nothing.
+func HostAllows[T ~string | ~[]byte](p *HTTPPolicy, host T) bool {
+	if len(p.Hosts) == 0 {
+		return true
+	}
+	if p.StrictHosts {
+		return HostAllowedStrict(p.Hosts, host)
+	}
+	return HostAllowed(p.Hosts, host)
+}
