@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
@@ -70,37 +67,4 @@ func (c *serveFlags) access() ([]engine.Option, error) {
 		opts = append(opts, engine.WithAcceptConn(f.Allowed))
 	}
 	return opts, nil
-}
-
-// adminStats is the result of admin_stats.
-type adminStats struct {
-	Connections   int     `json:"connections"`
-	Goroutines    int     `json:"goroutines"`
-	UptimeSeconds float64 `json:"uptime_seconds"`
-	Caller        struct {
-		Transport string `json:"transport"`
-		Remote    string `json:"remote"`
-		Client    string `json:"client,omitempty"` // through a trusted proxy: the client it names
-	} `json:"caller"`
-}
-
-// registerAdmin registers admin_stats, the demo of a method that needs a
-// grant: the server's connections, goroutines and uptime, and who asked.
-func registerAdmin(tab *handler.Table, conns func() int) {
-	start := time.Now()
-	handler.RegisterNoParams(tab, "admin_stats", func(ctx context.Context) (adminStats, error) {
-		var s adminStats
-		s.Connections = conns()
-		s.Goroutines = runtime.NumGoroutine()
-		s.UptimeSeconds = time.Since(start).Seconds()
-		m := handler.MetaFrom(ctx)
-		s.Caller.Transport = m.Transport.String()
-		if m.Remote != nil {
-			s.Caller.Remote = m.Remote.String()
-		}
-		if ip := m.ClientIP(); m.Proxies != nil && ip.IsValid() {
-			s.Caller.Client = ip.String()
-		}
-		return s, nil
-	}, handler.Inline(), handler.Require("admin"), handler.Cost(10), handler.Description("server statistics; needs the admin grant"))
 }

@@ -746,17 +746,22 @@ func readBodies(path string) ([][]byte, error) {
 	return out, sc.Err()
 }
 
-// inProcessServer starts the bundled server's methods on a free port.
+// inProcessServer starts the bundled server (jetrpc serve's methods,
+// demo.RegisterServer) on a free port.
 func inProcessServer() (stop func(), target string, err error) {
-	return inProcess("http", func(tab *handler.Table, _ *slog.Logger) { demo.Register(tab) })
+	return inProcess("http", registerBundled)
 }
 
-// inProcessTopicServer starts the bundled server's topic methods on a free
-// port and returns its WebSocket URL.
+// inProcessTopicServer starts the bundled server on a free port and
+// returns its WebSocket URL, for its topics.
 func inProcessTopicServer() (stop func(), target string, err error) {
-	return inProcess("ws", func(tab *handler.Table, log *slog.Logger) {
-		demo.RegisterTopics(tab, handler.NewTopics(nil, log))
-	})
+	return inProcess("ws", registerBundled)
+}
+
+// registerBundled registers the bundled server's methods, jetrpc
+// serve's, on tab.
+func registerBundled(tab *handler.Table, log *slog.Logger) {
+	demo.RegisterServer(tab, handler.NewTopics(nil, log), nil)
 }
 
 // inProcess starts an engine on a free port over a table that register

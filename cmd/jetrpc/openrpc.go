@@ -2,9 +2,8 @@ package main
 
 // NOTE: the OpenRPC document of the bundled server: jetrpc serve answers
 // it as rpc.discover and jetrpc openrpc prints it. Both register the
-// methods with registerServed and build the document with
-// discoverOptions, so that the printed document is the one the server
-// answers.
+// methods with registerServed and build the document with demo.OpenRPC,
+// so that the printed document is the one the server answers.
 
 import (
 	"bytes"
@@ -12,48 +11,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"reflect"
 	"runtime/debug"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/openrpc"
 )
-
-// discoverOptions are the options of the bundled server's OpenRPC
-// document: its info, and what the Go types of handler/demo cannot say
-// (subtract and sum read their operands from raw JSON, and their result
-// writes itself: all are JSON numbers; the clock's notifications count
-// 1, 2, 3, …).
-func discoverOptions() []openrpc.Option {
-	number := json.RawMessage(`{"type":"number"}`)
-	return []openrpc.Option{
-		openrpc.WithInfo(openrpc.Info{
-			Title:   "jetrpc",
-			Version: moduleVersion(),
-			Description: "The bundled JSON-RPC 2.0 server of jetrpc: the examples of the JSON-RPC 2.0 specification, " +
-				"the benchmark methods and a demo subscription (package handler/demo), and admin_stats.",
-		}),
-		openrpc.WithTypeSchema(reflect.TypeFor[demo.Number](), `{"type":"number"}`),
-		openrpc.EditMethod("subtract", func(m *openrpc.Method) {
-			for _, p := range m.Params {
-				p.Schema = number
-			}
-		}),
-		openrpc.EditMethod("sum", func(m *openrpc.Method) {
-			m.ParamStructure = "by-position"
-			for _, p := range m.Params {
-				p.Schema, p.Description = number, "any number of numbers, by position"
-			}
-		}),
-		openrpc.EditMethod("clock_subscribe", func(m *openrpc.Method) {
-			if n := m.Notification; n != nil && len(n.Params) == 2 {
-				n.Params[1].Schema = json.RawMessage(`{"type":"integer","minimum":1}`)
-				n.Params[1].Description = "the count of the notifications sent: 1, 2, 3, …"
-			}
-		}),
-	}
-}
 
 // moduleVersion is jetrpc's version as the build recorded it, "devel"
 // for a build from a work tree.
@@ -64,20 +27,16 @@ func moduleVersion() string {
 	return "devel"
 }
 
-// registerServed registers the methods of jetrpc serve on tab: those of
-// handler/demo, admin_stats (conns counts the open connections) and, with
-// discover, rpc.discover, which answers the document that jetrpc openrpc
-// prints — with byGrant, only the methods the caller's grants let it
-// call (openrpc.FilterByGrants: admin_stats only for the admin grant).
-// It fails only when rpc.discover cannot be registered.
+// registerServed registers the methods of jetrpc serve on tab (the
+// bundled server: demo.RegisterServer) and, with discover, rpc.discover
+// answering its document (demo.OpenRPC), by the caller's grants with
+// byGrant.
 func registerServed(tab *handler.Table, conns func() int, topics *handler.Topics, discover, byGrant bool) error {
-	demo.Register(tab)
-	demo.RegisterTopics(tab, topics)
-	registerAdmin(tab, conns)
+	demo.RegisterServer(tab, topics, conns)
 	if !discover {
 		return nil
 	}
-	return openrpc.Register(tab, append(discoverOptions(), openrpc.FilterByGrants(byGrant))...)
+	return openrpc.Register(tab, append(demo.OpenRPC(moduleVersion()), openrpc.FilterByGrants(byGrant))...)
 }
 
 // newOpenRPCFlags returns the flags of jetrpc openrpc.
@@ -120,7 +79,7 @@ func runOpenRPC(args []string, stdout, stderr io.Writer) error {
 	if err := registerServed(tab, func() int { return 0 }, handler.NewTopics(nil, nil), true, false); err != nil {
 		return err
 	}
-	doc, err := openrpc.Document(tab, discoverOptions()...)
+	doc, err := openrpc.Document(tab, demo.OpenRPC(moduleVersion())...)
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,8 @@ import (
 
 // TestRunOpenRPC_bundledDocument: jetrpc openrpc prints every method of
 // jetrpc serve, their params and result types as a reader of
-// handler/demo and access.go expects them (written by hand), with the
-// corrections of discoverOptions.
+// handler/demo expects them (written by hand), with the corrections of
+// demo.OpenRPC.
 func TestRunOpenRPC_bundledDocument(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if err := runOpenRPC(nil, &out, &errOut); err != nil {
@@ -66,7 +66,7 @@ func TestRunOpenRPC_bundledDocument(t *testing.T) {
 	// name(param schema, …) structure → result schema; ! marks a required param.
 	want := []string{
 		`add(a {"type":"integer"}!, b {"type":"integer"}!) by-position → {"type":"integer"}`,
-		`admin_stats() → {"$ref":"#/components/schemas/adminStats"}`,
+		`admin_stats() → {"$ref":"#/components/schemas/AdminStats"}`,
 		`clock_subscribe(interval_ms {"type":"integer"}!) either → {"type":"string"}`,
 		`clock_unsubscribe(id {"type":"string"}!) by-position → {"type":"boolean"}`,
 		`echo() either → true`,
@@ -110,12 +110,12 @@ func TestRunOpenRPC_bundledDocument(t *testing.T) {
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`
 	}
-	if err := json.Unmarshal(doc.Components.Schemas["adminStats"], &stats); err != nil {
-		t.Fatalf("adminStats: %v", err)
+	if err := json.Unmarshal(doc.Components.Schemas["AdminStats"], &stats); err != nil {
+		t.Fatalf("AdminStats: %v", err)
 	}
 	if strings.Join(stats.Required, " ") != "connections goroutines uptime_seconds caller" ||
 		string(stats.Properties["uptime_seconds"]) != `{"type":"number"}` || len(stats.Properties) != 4 {
-		t.Errorf("adminStats: %s", doc.Components.Schemas["adminStats"])
+		t.Errorf("AdminStats: %s", doc.Components.Schemas["AdminStats"])
 	}
 }
 
