@@ -49,11 +49,6 @@ type methodConfig struct {
 // and runs on the worker pool.
 func Inline() MethodOption { return func(c *methodConfig) { c.inline = true } }
 
-// Blocking marks a method as blocking, the default: it runs on the worker
-// pool, so that it may call databases or sleep without holding up other
-// requests.
-func Blocking() MethodOption { return func(c *methodConfig) { c.inline = false } }
-
 // Description sets the text MethodInfo reports for the method, which an
 // OpenRPC document (package handler/openrpc) gives as its description.
 func Description(text string) MethodOption { return func(c *methodConfig) { c.desc = text } }

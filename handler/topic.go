@@ -449,10 +449,6 @@ func RegisterTopics(t *Table, ns string, h *Topics, opts ...MethodOption) error 
 	return TryRegisterSubscription(t, ns, start, append(base, opts...)...)
 }
 
-// Shared reports whether h shares its topics with other nodes through a
-// broker.
-func (h *Topics) Shared() bool { return h.broker != nil }
-
 // MemoryBus joins the Topics of several nodes in one process: a Broker
 // for each (Node), for tests and for several tables served by one
 // process. Messages are delivered synchronously, in Publish.
