@@ -26,8 +26,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/gobwas/ws"
-	"github.com/jetrpc/jetrpc/engine/http1"
 	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 // Latencies are recorded in microseconds, from 1 µs to 60 s, with 3

@@ -13,8 +13,8 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 // authorize asks Options.Authorize about the call metadata in c.call —

@@ -98,7 +98,8 @@
 // Inside, a connection is a core (buffers, back-pressure, timers, work on
 // workers, push queue, closing) and a codec, the protocol: HTTP/1.1, a
 // stream, or WebSocket, which an HTTP upgrade switches to. The HTTP/1.1
-// wire format is package engine/http1's, shared with jetrpc bench.
+// wire format is package parser/http1's, shared with handler and jetrpc
+// bench.
 //
 // # Concurrency
 //

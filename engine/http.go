@@ -1,6 +1,6 @@
 package engine
 
-// NOTE: the HTTP/1.1 codec. A request head is framed by engine/http1 —
+// NOTE: the HTTP/1.1 codec. A request head is framed by parser/http1 —
 // resumably: a head arriving a byte at a time is scanned once — and
 // routed: POST with a JSON body is a JSON-RPC message; GET of the health
 // path answers 200; GET with Upgrade: websocket on the WebSocket path is
@@ -18,8 +18,8 @@ package engine
 import (
 	"sync"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser/http1"
 	"github.com/jetrpc/jetrpc/pool"
 )
 

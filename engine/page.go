@@ -10,7 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 	"github.com/jetrpc/jetrpc/pool"
 )
 

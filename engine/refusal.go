@@ -17,8 +17,8 @@ import (
 	"net"
 
 	"github.com/gobwas/ws"
-	"github.com/jetrpc/jetrpc/engine/http1"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 // The reasons of refusals, as the access log names them.

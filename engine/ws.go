@@ -23,7 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gobwas/ws"
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 	"github.com/jetrpc/jetrpc/pool"
 )
 

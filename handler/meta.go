@@ -20,7 +20,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 // Transport is the protocol a call arrived by.

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 // parseHeadBenchmarks are the heads BenchmarkParseHead parses: each a

@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 // fuzzMaxOverhead is the non-data limit of FuzzHTTPRequest's chunked

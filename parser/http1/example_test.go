@@ -3,7 +3,7 @@ package http1_test
 import (
 	"fmt"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 // A server reads a request head as its bytes arrive, then the body.

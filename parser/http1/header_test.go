@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 func TestHeader(t *testing.T) {

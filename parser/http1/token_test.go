@@ -3,7 +3,7 @@ package http1_test
 import (
 	"testing"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 func TestEqualFold(t *testing.T) {

@@ -5,7 +5,7 @@ package http1_test
 import (
 	"testing"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 // TestHotPaths_zeroAllocs: the hot paths allocate nothing: a head parsed in one piece

@@ -1,8 +1,11 @@
 // Package http1 is jetrpc's HTTP/1.1 wire format (RFC 9112): the request
 // head parser and the chunked-body decoder the engine serves with, the
-// response framer the load generator (package bench) reads replies with,
-// status lines, and the token helpers they share. It imports only the
-// standard library and allocates nothing on its hot paths.
+// header fields the method table reads call metadata from (package
+// handler), the response framer the load generator (package bench) reads
+// replies with, status lines, and the token helpers they share. It lives
+// under parser, next to the JSON scanner, so that each of its users
+// imports it downward; it imports only the standard library and
+// allocates nothing on its hot paths.
 //
 // # Overview
 //

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 // here returns the file:line of its caller, so that a table case records

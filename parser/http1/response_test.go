@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jetrpc/jetrpc/engine/http1"
+	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
 const chunkedResp = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
