@@ -39,8 +39,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jetrpc/jetrpc/engine/fdlimit"
-	"github.com/jetrpc/jetrpc/engine/gnetlog"
+	"github.com/jetrpc/jetrpc/pool/fdlimit"
+	"github.com/jetrpc/jetrpc/pool/gnetlog"
 	"github.com/panjf2000/gnet/v2"
 )
 

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jetrpc/jetrpc/engine/gnetlog"
+	"github.com/jetrpc/jetrpc/pool/gnetlog"
 	"github.com/panjf2000/gnet/v2"
 )
 

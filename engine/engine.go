@@ -22,10 +22,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jetrpc/jetrpc/engine/gnetlog"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/jetrpc/jetrpc/pool/clock"
+	"github.com/jetrpc/jetrpc/pool/gnetlog"
 	"github.com/panjf2000/gnet/v2"
 )
 

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jetrpc/jetrpc/engine/fdlimit"
+	"github.com/jetrpc/jetrpc/pool/fdlimit"
 )
 
 // listen opens one listener.

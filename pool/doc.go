@@ -18,6 +18,13 @@
 // (and parked again) per task, and tasks that block still get a worker
 // each.
 //
+// Its subpackages hold the process-level glue that more than one layer
+// needs, so that each imports it downward: clock, the monotonic clock of
+// the engine and the method table; fdlimit, which raises the limit on
+// open files for the engine and for jetrpc bench's fan-out; gnetlog,
+// which routes gnet's log to log/slog for the engine's event loops and
+// the load generator's.
+//
 // # Concurrency
 //
 // Every method of Buffers and Workers is safe from any goroutine. A buffer

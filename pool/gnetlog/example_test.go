@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/jetrpc/jetrpc/engine/gnetlog"
+	"github.com/jetrpc/jetrpc/pool/gnetlog"
 	"github.com/panjf2000/gnet/v2"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jetrpc/jetrpc/engine/gnetlog"
+	"github.com/jetrpc/jetrpc/pool/gnetlog"
 )
 
 func TestLogger_levels(t *testing.T) {
