@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -77,7 +76,7 @@ func messagesFromFlags(method, params string, batch int, notify float64) ([]mess
 		n = 100 // the rotation over which the share is exact to 1 %
 	}
 	head := []byte(`{"jsonrpc":"2.0","method":`)
-	head = handler.AppendString(head, method)
+	head = parser.AppendQuote(head, method)
 	if params != "" {
 		head = append(head, `,"params":`...)
 		head = append(head, params...)

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -166,7 +165,7 @@ func (w *Workload) compile() ([]callSpec, error) {
 		}
 		s := callSpec{method: c.Method, notify: c.Notify, expect: c.Expect, free: c.Free}
 		cur := []byte(`{"jsonrpc":"2.0","method":`)
-		cur = handler.AppendString(cur, c.Method)
+		cur = parser.AppendQuote(cur, c.Method)
 		if len(c.Params) > 0 && string(c.Params) != "null" {
 			var v any
 			dec := json.NewDecoder(bytes.NewReader(c.Params))
@@ -247,7 +246,7 @@ func (s *callSpec) template(cur []byte, v any, dir string) ([]byte, error) {
 			if i > 0 {
 				cur = append(cur, ',')
 			}
-			cur = handler.AppendString(cur, k)
+			cur = parser.AppendQuote(cur, k)
 			cur = append(cur, ':')
 			var err error
 			if cur, err = s.template(cur, x[k], dir); err != nil {

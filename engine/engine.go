@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/jetrpc/jetrpc/pool/clock"
 	"github.com/jetrpc/jetrpc/pool/gnetlog"
@@ -101,7 +102,7 @@ func New(t *handler.Table, opts ...Option) *Engine {
 		}
 	}
 	if e.opts.CloseNotice != "" {
-		b := append([]byte(`{"jsonrpc":"2.0","method":`), handler.AppendString(nil, e.opts.CloseNotice)...)
+		b := append([]byte(`{"jsonrpc":"2.0","method":`), parser.AppendQuote(nil, e.opts.CloseNotice)...)
 		e.notice = append(b, `,"params":{"reason":"server stopping"}}`...)
 	}
 	e.now.Store(clock.Now())

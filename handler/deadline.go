@@ -124,7 +124,7 @@ type timeoutHeads [2]string
 func timeoutReplies(timeout time.Duration) (heads timeoutHeads) {
 	for _, v := range []parser.Version{parser.Version1, parser.Version2} {
 		b := appendErrorStart(nil, v, CodeDeadline)
-		b = appendEscaped(b, "Deadline exceeded: the call ran past its timeout of "+timeout.String())
+		b = parser.AppendEscaped(b, "Deadline exceeded: the call ran past its timeout of "+timeout.String())
 		b = append(b, `"},"id":`...)
 		heads[v] = string(b)
 	}

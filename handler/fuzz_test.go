@@ -1,6 +1,6 @@
 package handler_test
 
-// Native fuzz targets: Dispatch of any message, and AppendString.
+// Native fuzz targets: Dispatch of any message.
 
 import (
 	"context"
@@ -63,19 +63,5 @@ func FuzzDispatch(f *testing.F) {
 				t.Fatalf("%q: fault answered with %s", msg, out)
 			}
 		}
-	})
-}
-
-// FuzzAppendString checks AppendString against encoding/json on any
-// string, seeded with the tricky strings of the result tests.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range trickyStrings {
-		f.Add(s)
-	}
-	f.Add("\u2028")
-	f.Add("\u2029")
-	f.Add("\x1f\"\\")
-	f.Fuzz(func(t *testing.T, s string) {
-		checkAppendString(t, s)
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/jetrpc/jetrpc/parser"
@@ -377,7 +376,7 @@ func appendValue(dst []byte, k vkind, ptr unsafe.Pointer) ([]byte, string) {
 	case kFloat64:
 		return appendFloat(dst, *(*float64)(ptr), 64)
 	case kString:
-		return AppendString(dst, *(*string)(ptr)), ""
+		return parser.AppendQuote(dst, *(*string)(ptr)), ""
 	case kRaw, kRawCopy:
 		return appendRaw(dst, *(*[]byte)(ptr))
 	}
@@ -406,66 +405,4 @@ func appendFloat(dst []byte, f float64, bits int) ([]byte, string) {
 		}
 	}
 	return dst, ""
-}
-
-const hexDigits = "0123456789abcdef"
-
-// AppendString appends s as a JSON string, escaped as encoding/json does
-// without HTML escaping: quotes, backslashes and control characters are
-// escaped, as are U+2028 and U+2029; invalid UTF-8 becomes U+FFFD.
-func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	dst = appendEscaped(dst, s)
-	return append(dst, '"')
-}
-
-// appendEscaped appends the content of s as a JSON string, without quotes.
-func appendEscaped(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(dst, s[start:]...)
 }

@@ -3,7 +3,8 @@ package handler_test
 // Tests of the hand-coded kinds (kinds.go) through Dispatch, with
 // encoding/json as the reference: every kind decoded from params by
 // position and by name, refused when it does not fit, strings unescaped;
-// AppendString; and Raw's own JSON methods.
+// and Raw's own JSON methods (quoting is parser.AppendQuote's, tested
+// there).
 
 import (
 	"bytes"
@@ -12,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/jetrpc/jetrpc/handler"
 )
@@ -338,36 +338,6 @@ var trickyStrings = []string{
 	"\x80\x80\x80",
 	"ok\xffok\"\\\n",
 	strings.Repeat("long string with \"escapes\"\t and é ", 200),
-}
-
-// checkAppendString checks AppendString against encoding/json for s.
-func checkAppendString(t *testing.T, s string) {
-	t.Helper()
-	want := stdlibEncode(t, s)
-	if got := handler.AppendString(nil, s); !bytes.Equal(got, want) {
-		t.Fatalf("AppendString(%+q)\ngot  %s\nwant %s", s, got, want)
-	}
-	prefix := []byte("pre")
-	if got := handler.AppendString(prefix, s); string(got) != "pre"+string(want) {
-		t.Fatalf("AppendString(%q, %+q) = %s", "pre", s, got)
-	}
-	if !utf8.Valid(want) || !json.Valid(want) {
-		t.Fatalf("encoding/json wrote invalid JSON for %+q: %s", s, want)
-	}
-}
-
-func TestAppendString_likeEncodingJSON(t *testing.T) {
-	for _, s := range trickyStrings {
-		checkAppendString(t, s)
-	}
-	for b := range 256 {
-		checkAppendString(t, string([]byte{byte(b)}))
-		checkAppendString(t, "a"+string([]byte{byte(b)})+"z")
-	}
-	for _, r := range []rune{0x7f, 0x80, 0x7ff, 0x800, 0xd7ff, 0xe000, 0x2027, 0x2028, 0x2029, 0x202a, 0xfffd, 0xffff, 0x10000, 0x10ffff} {
-		checkAppendString(t, string(r))
-		checkAppendString(t, "<"+string(r)+string(r)+">")
-	}
 }
 
 // TestRaw_marshalJSON: encoding/json and sonic write a Raw verbatim,

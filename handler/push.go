@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/bytedance/sonic/encoder"
+	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -71,7 +72,7 @@ func Notify(c Conn, method string, params any) error {
 	b := pool.Responses.Get()
 	defer pool.Responses.Put(b)
 	b.B = append(b.B, `{"jsonrpc":"2.0","method":`...)
-	b.B = AppendString(b.B, method)
+	b.B = parser.AppendQuote(b.B, method)
 	if params != nil {
 		b.B = append(b.B, `,"params":`...)
 		var err error
@@ -103,7 +104,7 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 		}
 		return out, nil
 	case string:
-		return AppendString(dst, x), nil
+		return parser.AppendQuote(dst, x), nil
 	case int:
 		return strconv.AppendInt(dst, int64(x), 10), nil
 	case int64:

@@ -68,10 +68,10 @@ func appendErrorEnd(dst, data, id []byte) []byte {
 // "msg: detail" when detail is not empty.
 func appendErrorReply(dst, id []byte, v parser.Version, code Code, msg, detail string, data []byte) []byte {
 	dst = appendErrorStart(dst, v, code)
-	dst = appendEscaped(dst, msg)
+	dst = parser.AppendEscaped(dst, msg)
 	if detail != "" {
 		dst = append(dst, ": "...)
-		dst = appendEscaped(dst, detail)
+		dst = parser.AppendEscaped(dst, detail)
 	}
 	return appendErrorEnd(dst, data, id)
 }
@@ -88,7 +88,7 @@ func AppendFault(dst, id []byte, f *parser.Error) []byte {
 	dst = appendErrorStart(dst, parser.Version2, code)
 	dst = append(dst, code.String()...)
 	dst = append(dst, ": "...)
-	dst = appendEscaped(dst, f.Reason)
+	dst = parser.AppendEscaped(dst, f.Reason)
 	dst = append(dst, " (offset "...)
 	dst = strconv.AppendInt(dst, int64(f.Offset), 10)
 	dst = append(dst, ')')
@@ -101,10 +101,10 @@ func appendParamsError(dst, id []byte, v parser.Version, e paramErr) []byte {
 	dst = appendErrorStart(dst, v, CodeInvalidParams)
 	dst = append(dst, "Invalid params: "...)
 	if e.label != "" {
-		dst = appendEscaped(dst, e.label)
+		dst = parser.AppendEscaped(dst, e.label)
 		dst = append(dst, ": "...)
 	}
-	dst = appendEscaped(dst, e.reason)
+	dst = parser.AppendEscaped(dst, e.reason)
 	return appendErrorEnd(dst, nil, id)
 }
 
@@ -151,7 +151,7 @@ func appendData(st *state, v any) ([]byte, string) {
 	case json.RawMessage:
 		st.enc, reason = appendRaw(st.enc[:0], d)
 	case string:
-		st.enc = AppendString(st.enc[:0], d)
+		st.enc = parser.AppendQuote(st.enc[:0], d)
 	default:
 		st.enc = st.enc[:0]
 		if err := encoder.EncodeInto(&st.enc, v, sonicOptions); err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // resultCase is one result case; run registers a method returning
@@ -145,7 +146,7 @@ func (a *pointerAppender) AppendJSON(dst []byte) ([]byte, error) {
 type scalarAppender float64
 
 func (a scalarAppender) AppendJSON(dst []byte) ([]byte, error) {
-	return handler.AppendString(dst, "scalar"), nil
+	return parser.AppendQuote(dst, "scalar"), nil
 }
 
 // failingAppender fails to encode itself.

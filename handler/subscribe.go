@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // NOTE: the subscribe pattern of geth and most JSON-RPC push APIs:
@@ -74,9 +76,9 @@ func (s *Subscription) Notify(result any) error {
 func (s *Subscription) makePrefix() {
 	b := make([]byte, 0, 80+len(s.method)+len(s.id))
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = AppendString(b, s.method)
+	b = parser.AppendQuote(b, s.method)
 	b = append(b, `,"params":{"subscription":`...)
-	b = AppendString(b, s.id)
+	b = parser.AppendQuote(b, s.id)
 	s.prefix = append(b, `,"result":`...)
 }
 
@@ -111,7 +113,7 @@ type subscriptionParams struct {
 // AppendJSON implements JSONAppender.
 func (p subscriptionParams) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"subscription":`...)
-	dst = AppendString(dst, p.id)
+	dst = parser.AppendQuote(dst, p.id)
 	dst = append(dst, `,"result":`...)
 	dst, err := AppendJSON(dst, p.result)
 	if err != nil {

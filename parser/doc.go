@@ -14,7 +14,11 @@
 // pieces is scanned once.
 //
 // Values and Members iterate the elements of an array or the members of an
-// object that Parse has already validated; AppendUnquote decodes a string.
+// object that Parse has already validated; AppendUnquote decodes a string,
+// and AppendQuote and AppendEscaped encode one, as encoding/json does.
+//
+// Package parser/http1 is the HTTP/1.1 wire format, next to the JSON one:
+// engine, handler and bench import both downward.
 //
 // # Terminology
 //

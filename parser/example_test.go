@@ -52,3 +52,23 @@ func ExampleFramer() {
 	// [{"id":2}]
 	// need more
 }
+
+func ExampleAppendQuote() {
+	b := []byte(`{"jsonrpc":"2.0","method":`)
+	b = parser.AppendQuote(b, "say \"hi\"\n")
+	b = append(b, '}')
+	fmt.Printf("%s\n", b)
+	// Output:
+	// {"jsonrpc":"2.0","method":"say \"hi\"\n"}
+}
+
+func ExampleAppendEscaped() {
+	// One JSON string from two pieces, with no string concatenated first.
+	b := []byte(`"message":"`)
+	b = parser.AppendEscaped(b, "Invalid params: ")
+	b = parser.AppendEscaped(b, `field "a" is required`)
+	b = append(b, '"')
+	fmt.Printf("%s\n", b)
+	// Output:
+	// "message":"Invalid params: field \"a\" is required"
+}

@@ -359,3 +359,18 @@ func isScalarEnd(v []byte) bool {
 	c := v[len(v)-1]
 	return c != '}' && c != ']' && c != '"'
 }
+
+// FuzzAppendQuote checks AppendQuote and AppendEscaped against
+// encoding/json on any string, and AppendUnquote's decoding of what
+// AppendEscaped wrote, seeded with the tricky strings of the quote tests.
+func FuzzAppendQuote(f *testing.F) {
+	for _, s := range trickyStrings {
+		f.Add(s)
+	}
+	f.Add("\u2028")
+	f.Add("\u2029")
+	f.Add("\x1f\"\\")
+	f.Fuzz(func(t *testing.T, s string) {
+		checkAppendQuote(t, s)
+	})
+}
