@@ -90,6 +90,11 @@
 //   - the call: the table's interceptors (handler.Table.Use) and the
 //     permissions a method requires (handler.Require).
 //
+// Behind a proxy a connection's address is the proxy's: Options.TrustedProxies
+// names the proxies whose X-Forwarded-For or X-Real-IP is believed, and
+// handler.Meta.ClientIP — the address the rate limits and the access
+// log use — is then the client's.
+//
 // # Terminology
 //
 // A message is one JSON-RPC request or batch. A method is inline or
@@ -247,6 +252,15 @@
 // says Connection: close), then closes; when its context ends first it
 // returns without waiting for handlers that ignore their cancelled
 // context.
+//
+// For a rolling deploy, Options.DrainGrace (or Drain and DrainFor before
+// Stop) first takes the node out of its load balancer's pool: the health
+// check answers 503 and each HTTP connection's next response says
+// Connection: close, while calls are still served for the grace. With
+// Options.CloseNotice, WebSocket and stream clients get a notification
+// before their connection closes, to reconnect elsewhere and subscribe
+// again.
+//
 // Accepting uses Go's net package, so running out of file descriptors
 // (EMFILE) pauses accepting instead of stopping the engine.
 package engine

@@ -20,6 +20,16 @@
 // encoded by hand with no allocation: a Dispatch of such an inline method
 // allocates nothing. Other types go through github.com/bytedance/sonic.
 //
+// Params may be any Go type: a struct takes them by position (an Array,
+// into its fields in order) and by name (an Object, by json tag, exact
+// case); a field is required unless it is a pointer, slice, map or
+// interface or is tagged omitempty, and params that do not fit are
+// answered -32602 naming the param. A result that implements
+// JSONAppender writes itself, and a Raw is written verbatim wherever it
+// appears. Register lists every accepted type. Besides Dispatch, the
+// table is served by package engine (event loops) or mounted in net/http
+// with NewHTTPHandler.
+//
 // # Terminology
 //
 // A message is the text of one request or one batch. The execution class
@@ -84,6 +94,18 @@
 // clock_subscribe answers the subscription's id; clock_unsubscribe [id]
 // answers true; the subscription also ends when its connection closes.
 // Notifications never precede the subscribe reply.
+//
+// # Topics
+//
+// Topics fans one message out to every subscription bound to a name;
+// RegisterTopics serves it as <ns>_subscribe [name] and
+// <ns>_unsubscribe. Enqueue publishes from an inline method (queued in
+// order, it never blocks the loop), Publish from a worker or a goroutine
+// of yours. With a Broker (package handler/natsbroker) the topics of
+// several nodes are one set: delivery is at most once, in order per
+// publishing node. A subscriber that stops reading is disconnected, not
+// waited for (the engine's MaxPushQueue), and Enqueue refuses with
+// ErrPublishBacklog (-32000) while WithPublishBacklog's bytes wait.
 //
 // # Call metadata and interceptors
 //
