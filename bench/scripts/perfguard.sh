@@ -48,7 +48,7 @@
 #              prod: --api-keys (a temporary key file), --cors, --rate and
 #              --burst 1000000, --metrics /metrics, --access-log with
 #              --access-log-sample 0.01, --slow-call 1s; the load sends the
-#              key and an Origin. API keys refuse raw streams (README:
+#              key and an Origin. API keys refuse raw streams (cmd/jetrpc/README.md:
 #              Putting it on the internet), so prod's tcp16 cells run on
 #              prodtcp: the prod flags less --api-keys.
 #
@@ -419,7 +419,7 @@ if [ "$update" = 1 ]; then
   {
     cat <<'EOF'
 # Budgets of bench/scripts/perfguard.sh, the CI guard on the work of
-# `jetrpc serve` per request (README: Benchmarks). A line per cell,
+# `jetrpc serve` per request (bench/RESULTS.md: The CI guard). A line per cell,
 # tab-separated: the cell (configuration/class/transport), user-space
 # instructions per request (callgrind; batch10: per call), syscalls per
 # request (perf, without valgrind; - for none). A cell fails above its

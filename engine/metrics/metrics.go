@@ -16,7 +16,7 @@
 //	e := engine.New(t, engine.WithPage(metrics.Page("/metrics", reg)))
 //	metrics.Register(reg, t, e)
 //
-// Every series is listed in the README's "Operating it" section.
+// Every series is listed in cmd/jetrpc/README.md's "Metrics" section.
 package metrics
 
 import (

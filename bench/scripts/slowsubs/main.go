@@ -21,7 +21,7 @@
 // server is stopped. SERVE_FLAGS go to `jetrpc serve` (say
 // --max-output-budget, --max-push-queue); the server's environment is
 // this one's (say GOMEMLIMIT). Compare two builds by running it once
-// with each: the README's figures (Limits) are such runs, on 2 cores.
+// with each: cmd/jetrpc/README.md's figures (Limits) are such runs, on 2 cores.
 package main
 
 import (
