@@ -602,7 +602,7 @@ func TestBudget_pushesCountedBeforeTheLoopLooks(t *testing.T) {
 // It was at most 1 GiB: 300 subscribers that never read grew the RSS by 1.7 GiB (issue 22).
 func TestBudget_default(t *testing.T) {
 	if DefaultMaxOutputBudget != 64<<20 {
-		t.Errorf("DefaultMaxOutputBudget = %d MiB, want 64 (the README's figures)", DefaultMaxOutputBudget>>20)
+		t.Errorf("DefaultMaxOutputBudget = %d MiB, want 64 (the figures of cmd/jetrpc/README.md)", DefaultMaxOutputBudget>>20)
 	}
 	for _, c := range []struct {
 		mem  int64

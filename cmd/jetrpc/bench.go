@@ -150,7 +150,7 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.StringVar(&cfg.Method, "method", bench.DefaultMethod, "the `method` to call")
 	fs.StringVar(&cfg.Params, "params", bench.DefaultParams, "params, as `JSON`")
 	fs.StringVar(&b.workload, "workload", "", "a workload `file` (JSON): weighted calls with templated params and expected replies, instead of -method and -params "+
-		"(see README: Load-testing your own server)")
+		"(see bench/README.md: Load-testing your own server)")
 	fs.StringVar(&b.discover, "from-discover", "", "build the workload from the OpenRPC document the server at `URL` (http:// or https://) answers rpc.discover with: "+
 		"each method once, weight 1, its first example's params or params made from their schemas; subscriptions and rpc.* left out. "+
 		"The target is URL unless one is given")

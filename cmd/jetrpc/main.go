@@ -273,7 +273,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&c.queue, "queue", pool.DefaultQueue, "messages waiting for a worker before requests are answered \"Server busy\"")
 	fs.BoolVar(&c.verbose, "v", false, "log debug messages")
 	fs.BoolVar(&c.accessLog, "access-log", false, "log calls to stderr: one record per message (method, id, code, duration_ms, transport, remote, client behind a --trusted-proxy, "+
-		"principal; a batch with its element and error counts), and one per request or connection refused before JSON-RPC (status, reason; see README: Access log)")
+		"principal; a batch with its element and error counts), and one per request or connection refused before JSON-RPC (status, reason; see cmd/jetrpc/README.md: Access log)")
 	fs.Float64Var(&c.logSample, "access-log-sample", 1, "the `share` of messages and refusals --access-log logs, 0 to 1")
 	fs.DurationVar(&c.slowCall, "slow-call", 0, "log every message that takes longer than this `duration` at WARN, with or without --access-log (0: off)")
 	fs.DurationVar(&c.slowCall, "log-slow", 0, "an alias of --slow-call, kept for older scripts")
@@ -312,15 +312,15 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
 	groups: []flagGroup{
 		{"listeners", []string{"listen", "http,tcp,ws", "unix", "reuseport"}},
 		{"WebSocket", []string{"ws-path", "ws-origin", "ping-interval"}},
-		{"access (see README: Putting it on the internet)", []string{"cors", "cors-headers", "cors-max-age", "vhosts", "vhosts-strict", "health-path", "jwt-secret", "api-keys", "allow-ip", "deny-ip", "trusted-proxy"}},
+		{"access (see cmd/jetrpc/README.md: Putting it on the internet)", []string{"cors", "cors-headers", "cors-max-age", "vhosts", "vhosts-strict", "health-path", "jwt-secret", "api-keys", "allow-ip", "deny-ip", "trusted-proxy"}},
 		{"JSON-RPC", []string{"max-batch", "max-depth", "reject-v1"}},
-		{"fair use (see README: Limits)", []string{"call-timeout", "rate", "burst", "conn-rate", "conn-burst", "max-response", "max-batch-response",
+		{"fair use (see cmd/jetrpc/README.md: Limits)", []string{"call-timeout", "rate", "burst", "conn-rate", "conn-burst", "max-response", "max-batch-response",
 			"max-subscriptions-per-conn", "max-subscriptions"}},
 		{"connection limits", []string{"max-message", "max-header", "max-conns", "max-inflight", "max-pending", "max-push-queue", "max-output-budget"}},
 		{"timeouts", []string{"idle-timeout", "read-timeout", "write-timeout", "stop-timeout"}},
-		{"many nodes (see README: Running many nodes)", []string{"broker", "drain-grace", "close-notice"}},
+		{"many nodes (see cmd/jetrpc/README.md: Running many nodes)", []string{"broker", "drain-grace", "close-notice"}},
 		{"event loops and workers", []string{"loops", "workers", "queue"}},
-		{"operating it (see README: Operating it)", []string{"metrics", "access-log", "access-log-sample", "slow-call,log-slow", "discover", "discover-by-grant"}},
+		{"operating it (see cmd/jetrpc/README.md: Operating it)", []string{"metrics", "access-log", "access-log-sample", "slow-call,log-slow", "discover", "discover-by-grant"}},
 		{"logging and profiling", []string{"v", "cpuprofile"}},
 	},
 	examples: `  jetrpc serve                                      # http://, ws:// and tcp://127.0.0.1:8080
@@ -334,7 +334,7 @@ With no --listen it listens on 127.0.0.1:8080, loopback only; use
   jetrpc serve --listen :8080 --listen unix:///run/rpc.sock  # every interface, and a socket
   taskset -c 0 jetrpc serve --loops 1 &  taskset -c 1 jetrpc bench http://127.0.0.1:8080/
   echo "$(openssl rand -hex 16) admin" > keys      # API keys: KEY [grant,...] per line
-  jetrpc serve --api-keys keys --cors https://app.example.com --vhosts rpc.example.com
+  jetrpc serve --api-keys keys --cors https://app.example.com --vhosts rpc.example.com,localhost
   curl -s localhost:8080 -H "Authorization: Bearer $(cut -d' ' -f1 keys)" -H 'Content-Type: application/json' \
     -d '{"jsonrpc":"2.0","method":"admin_stats","id":1}'
 `,
