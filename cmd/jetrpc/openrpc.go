@@ -2,7 +2,7 @@ package main
 
 // NOTE: the OpenRPC document of the bundled server: jetrpc serve answers
 // it as rpc.discover and jetrpc openrpc prints it. Both register the
-// methods with registerServed and build the document with demo.OpenRPC,
+// methods with registerServed and build the document with demodoc.Options,
 // so that the printed document is the one the server answers.
 
 import (
@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/demo/demodoc"
 	"github.com/jetrpc/jetrpc/handler/openrpc"
 )
 
@@ -29,14 +30,14 @@ func moduleVersion() string {
 
 // registerServed registers the methods of jetrpc serve on tab (the
 // bundled server: demo.RegisterServer) and, with discover, rpc.discover
-// answering its document (demo.OpenRPC), by the caller's grants with
+// answering its document (demodoc.Options), by the caller's grants with
 // byGrant.
 func registerServed(tab *handler.Table, conns func() int, topics *handler.Topics, discover, byGrant bool) error {
 	demo.RegisterServer(tab, topics, conns)
 	if !discover {
 		return nil
 	}
-	return openrpc.Register(tab, append(demo.OpenRPC(moduleVersion()), openrpc.FilterByGrants(byGrant))...)
+	return openrpc.Register(tab, append(demodoc.Options(moduleVersion()), openrpc.FilterByGrants(byGrant))...)
 }
 
 // newOpenRPCFlags returns the flags of jetrpc openrpc.
@@ -79,7 +80,7 @@ func runOpenRPC(args []string, stdout, stderr io.Writer) error {
 	if err := registerServed(tab, func() int { return 0 }, handler.NewTopics(nil, nil), true, false); err != nil {
 		return err
 	}
-	doc, err := openrpc.Document(tab, demo.OpenRPC(moduleVersion())...)
+	doc, err := openrpc.Document(tab, demodoc.Options(moduleVersion())...)
 	if err != nil {
 		return err
 	}

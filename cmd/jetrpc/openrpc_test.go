@@ -18,7 +18,7 @@ import (
 // TestRunOpenRPC_bundledDocument: jetrpc openrpc prints every method of
 // jetrpc serve, their params and result types as a reader of
 // handler/demo expects them (written by hand), with the corrections of
-// demo.OpenRPC.
+// demodoc.Options.
 func TestRunOpenRPC_bundledDocument(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if err := runOpenRPC(nil, &out, &errOut); err != nil {

@@ -2,19 +2,16 @@ package demo
 
 // NOTE: the bundled server as one piece: jetrpc serve, jetrpc openrpc
 // and jetrpc bench's in-process server all register RegisterServer's
-// methods, and the first two describe them with OpenRPC's options, so
-// that the server one runs, the one a load test starts and the document
-// printed are the same.
+// methods, and the first two describe them with package demodoc's
+// options, so that the server one runs, the one a load test starts and
+// the document printed are the same.
 
 import (
 	"context"
-	"encoding/json"
-	"reflect"
 	"runtime"
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
-	"github.com/jetrpc/jetrpc/handler/openrpc"
 )
 
 // RegisterServer registers the methods of the bundled server on t:
@@ -62,39 +59,4 @@ func RegisterAdmin(t *handler.Table, conns func() int) {
 		}
 		return s, nil
 	}, handler.Inline(), handler.Require("admin"), handler.Cost(10), handler.Description("server statistics; needs the admin grant"))
-}
-
-// OpenRPC returns the options of the bundled server's OpenRPC document
-// (package handler/openrpc), its version version: its info, and what the
-// Go types of the methods cannot say (subtract and sum read their
-// operands from raw JSON, and their result writes itself: all are JSON
-// numbers; the clock's notifications count 1, 2, 3, …).
-func OpenRPC(version string) []openrpc.Option {
-	number := json.RawMessage(`{"type":"number"}`)
-	return []openrpc.Option{
-		openrpc.WithInfo(openrpc.Info{
-			Title:   "jetrpc",
-			Version: version,
-			Description: "The bundled JSON-RPC 2.0 server of jetrpc: the examples of the JSON-RPC 2.0 specification, " +
-				"the benchmark methods and a demo subscription (package handler/demo), and admin_stats.",
-		}),
-		openrpc.WithTypeSchema(reflect.TypeFor[Number](), `{"type":"number"}`),
-		openrpc.EditMethod("subtract", func(m *openrpc.Method) {
-			for _, p := range m.Params {
-				p.Schema = number
-			}
-		}),
-		openrpc.EditMethod("sum", func(m *openrpc.Method) {
-			m.ParamStructure = "by-position"
-			for _, p := range m.Params {
-				p.Schema, p.Description = number, "any number of numbers, by position"
-			}
-		}),
-		openrpc.EditMethod("clock_subscribe", func(m *openrpc.Method) {
-			if n := m.Notification; n != nil && len(n.Params) == 2 {
-				n.Params[1].Schema = json.RawMessage(`{"type":"integer","minimum":1}`)
-				n.Params[1].Description = "the count of the notifications sent: 1, 2, 3, …"
-			}
-		}),
-	}
 }
