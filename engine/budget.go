@@ -110,6 +110,15 @@ func (c *conn) mustPause(pending int) bool {
 	return pending > c.e.opts.MaxPendingOutput || c.e.budget.squeezes(int64(pending)+c.mail.queued.Load())
 }
 
+// stillPaused reports whether a connection held back (mustPause) stays
+// so with pending bytes of unsent output: until its output has drained,
+// not merely fallen under the limit. Its input, a half-closing client's
+// FIN among it, is then read only once nothing is left to write: gnet
+// closes at a FIN and drops what is unsent, so a client that sent its
+// last request and shut its side while held back lost the end of its
+// replies. A client that reads drains it at once.
+func (c *conn) stillPaused(pending int) bool { return pending > 0 || c.mustPause(pending) }
+
 // squeezes reports whether a connection holding held bytes must be held
 // back: the server is under pressure and it holds more than its share.
 // Kept inlinable: one atomic load when there is no pressure.

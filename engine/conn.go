@@ -143,7 +143,7 @@ func (c *conn) traffic() gnet.Action {
 		// since (gnet then reads the socket again and calls us with what
 		// came), so judge again before leaving the input unserved —
 		// nothing else would call us back for it.
-		c.paused = c.mustPause(gc.OutboundBuffered() + len(out))
+		c.paused = c.stillPaused(gc.OutboundBuffered() + len(out))
 	}
 	// Stopping, a stream or WebSocket runs nothing it reads from then
 	// on: its calls in flight are answered, then it closes. An HTTP
@@ -196,7 +196,11 @@ func (c *conn) traffic() gnet.Action {
 	// gnet goes on buffering what arrives, and after a flush one read may
 	// slip in: a client that keeps sending past one message and one head
 	// is closed, so memory stays bounded.
-	c.paused = c.mustPause(pending)
+	if c.paused {
+		c.paused = c.stillPaused(pending)
+	} else {
+		c.paused = c.mustPause(pending)
+	}
 	in := gc.InboundBuffered()
 	hold := c.paused || in > 0 && !c.canRead()
 	if hold && in > e.opts.MaxMessageSize+e.opts.MaxHeaderSize+c.gateSlack() {
