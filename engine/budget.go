@@ -111,13 +111,18 @@ func (c *conn) mustPause(pending int) bool {
 }
 
 // stillPaused reports whether a connection held back (mustPause) stays
-// so with pending bytes of unsent output: until its output has drained,
-// not merely fallen under the limit. Its input, a half-closing client's
-// FIN among it, is then read only once nothing is left to write: gnet
-// closes at a FIN and drops what is unsent, so a client that sent its
-// last request and shut its side while held back lost the end of its
-// replies. A client that reads drains it at once.
-func (c *conn) stillPaused(pending int) bool { return pending > 0 || c.mustPause(pending) }
+// so with pending bytes of unsent output. An HTTP or stream connection
+// stays held back until its output has drained, not merely fallen under
+// the limit: its input, a half-closing client's FIN among it, is then
+// read only once nothing is left to write — gnet closes at a FIN and
+// drops what is unsent, so a client that sent its last request and shut
+// its side while held back lost the end of its replies. A WebSocket
+// cannot half-close (its FIN is polled apart: gateInput), and a
+// subscriber's backlog may never drain while it keeps up: it is read
+// again under the limit, so that its pongs and its close are.
+func (c *conn) stillPaused(pending int) bool {
+	return c.mustPause(pending) || pending > 0 && (c.codec == nil || c.codec.transport() != transportWebSocket)
+}
 
 // squeezes reports whether a connection holding held bytes must be held
 // back: the server is under pressure and it holds more than its share.
