@@ -1,5 +1,14 @@
 package main
 
+// NOTE: jetrpc bench: its flags (newBenchFlags, one table; the fan-out
+// ones in bench_fanout.go), its usage text, and runBench, which checks
+// the flags and picks the mode: compare (bench_compare.go), a fan-out
+// run (--subscribe, bench_fanout.go), several targets (--target,
+// bench_targets.go), a capacity search (--find-max, bench_findmax.go), or
+// a single run, which runBench does itself — against the target given,
+// or the bundled server in-process (bench_inprocess.go). The flag.Value
+// types of the flags that parse their value are in bench_flagvalues.go.
+
 import (
 	"bufio"
 	"bytes"
@@ -11,21 +20,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
-	"net/http"
 	"os"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/invopop/jsonschema"
 	"github.com/jetrpc/jetrpc/bench"
-	"github.com/jetrpc/jetrpc/engine"
-	"github.com/jetrpc/jetrpc/handler"
-	"github.com/jetrpc/jetrpc/handler/demo"
 )
 
 var benchUsage = commandUsage{
@@ -187,21 +189,6 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 		"and print its own view (calls handled, errors by code, rate, p50/p99 handling time) beside the client's")
 	newFanoutFlags(fs, b)
 	return fs, b
-}
-
-// newFanoutFlags defines the flags of a fan-out run (--subscribe) on fs.
-func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
-	f := &b.fan
-	fs.StringVar(&b.topic, "subscribe", "", "measure the fan-out of `topic`: subscribers subscribe to it with topic_subscribe, "+
-		"a publisher publishes on it with topic_publish, and every delivery is checked and timed")
-	fs.IntVar(&f.Subscribers, "subscribers", bench.DefaultSubscribers, "subscribers, one WebSocket connection each, spread round-robin over the URLs")
-	fs.Float64Var(&f.PublishRate, "publish-rate", bench.DefaultPublishRate, "publishes per second, an open loop: each payload carries its intended send time")
-	fs.Int64Var(&f.Publishes, "publishes", 0, "stop after this many publishes instead of -d")
-	fs.StringVar(&f.PublishURL, "publish-url", "", "the publisher's node, a ws:// `URL` (default the first URL)")
-	fs.IntVar(&f.PayloadSize, "payload-size", 0, "pad each payload, {\"seq\":N,\"t\":T}, to at least this many `bytes`")
-	fs.DurationVar(&f.Drain, "drain", bench.DefaultDrain, "after the last publish, the longest wait for the deliveries still due (the run goes on once all are in); 0 for none")
-	fs.Int64Var(&f.MaxLost, "max-lost", 0, "lost deliveries tolerated before the exit status is 2; -1 for any")
-	fs.IntVar(&f.ConnectConcurrency, "connect-concurrency", bench.DefaultConnectConcurrency, "connections dialed at once while connecting the subscribers")
 }
 
 // Flags of one mode of jetrpc bench, refused in the other.
@@ -388,168 +375,6 @@ func writeResultSchema(w io.Writer) error {
 	return writeJSON(w, s)
 }
 
-// runCompare is `jetrpc bench compare [-json] A B`: two files of saved
-// runs (jetrpc bench -json, appended), compared metric by metric.
-func runCompare(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the comparison as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: jetrpc bench compare [-json] A.json B.json
-
-Compares two sets of saved runs (the output of jetrpc bench -json; append
-several runs to one file: jetrpc bench -json ... >> A.json) metric by
-metric, as benchstat does: the median and spread of each side, and the
-difference when a Mann-Whitney U test says they differ (p < 0.05),
-else "~". It takes 4 runs a side or more for a difference to show.
-`)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsage{err}
-	}
-	if fs.NArg() != 2 {
-		fmt.Fprintf(stderr, "jetrpc bench compare: two files of runs, not %d\n\n", fs.NArg())
-		fs.Usage()
-		return errUsage{errors.New("compare wants two files")}
-	}
-	a, err := bench.ReadResultsFile(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	b, err := bench.ReadResultsFile(fs.Arg(1))
-	if err != nil {
-		return err
-	}
-	c := bench.Compare(fs.Arg(0), a, fs.Arg(1), b)
-	if *asJSON {
-		return writeJSON(stdout, c)
-	}
-	c.WriteTable(stdout)
-	return nil
-}
-
-// runTargets is `jetrpc bench --target a=URL --target b=URL`: the
-// differential check (-diff), then the interleaved rounds.
-func runTargets(ctx context.Context, fs *flag.FlagSet, cfg bench.Config, b *benchFlags, stdout, stderr io.Writer) error {
-	switch {
-	case fs.NArg() > 0:
-		return usageError(fs, &benchUsage, stderr, errors.New("--target names the targets: no target argument with it"))
-	case len(b.targets) < 2:
-		return usageError(fs, &benchUsage, stderr, errors.New("--target: two targets at least"))
-	case len(b.thresholds) > 0 || b.plot != "" || b.report != "":
-		return usageError(fs, &benchUsage, stderr, errors.New("--target runs several targets: -threshold, -plot and -report are for one"))
-	}
-	var progress io.Writer
-	if !b.asJSON && !b.quiet {
-		progress = stdout
-	}
-	out := struct {
-		Diff *bench.DiffResult    `json:"diff,omitempty"`
-		Runs *bench.TargetsResult `json:"runs"`
-	}{}
-	if b.diff > 0 {
-		d, err := bench.Diff(ctx, cfg, b.targets, b.diff)
-		if err != nil {
-			return err
-		}
-		out.Diff = d
-		if !b.asJSON {
-			d.WriteTable(stdout)
-			fmt.Fprintln(stdout)
-		}
-	}
-	res, err := bench.RunTargets(ctx, cfg, b.targets, b.rounds, progress)
-	if err != nil {
-		return err
-	}
-	out.Runs = res
-	if b.asJSON {
-		if err := writeJSON(stdout, out); err != nil {
-			return err
-		}
-	} else {
-		if progress != nil {
-			fmt.Fprintln(stdout)
-		}
-		res.WriteTable(stdout)
-	}
-	if out.Diff != nil && out.Diff.Differ > 0 {
-		return fmt.Errorf("%d of %d calls compared were answered differently by the targets", out.Diff.Differ, out.Diff.Compared)
-	}
-	for _, t := range res.Targets {
-		for _, r := range t.Runs {
-			if err := r.Failure(); err != nil {
-				return fmt.Errorf("%s: %w", t.Name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// targetFlag is --target: each use adds a NAME=URL.
-type targetFlag struct{ ts *[]bench.NamedTarget }
-
-func (f targetFlag) String() string {
-	if f.ts == nil {
-		return ""
-	}
-	var s []string
-	for _, t := range *f.ts {
-		s = append(s, t.Name+"="+t.URL)
-	}
-	return strings.Join(s, ", ")
-}
-
-func (f targetFlag) Set(s string) error {
-	t, err := bench.ParseNamedTarget(s)
-	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
-	}
-	*f.ts = append(*f.ts, t)
-	return nil
-}
-
-// runFindMax is `jetrpc bench --find-max`: a capacity search; the exit
-// status is 2 when no rate held.
-func runFindMax(ctx context.Context, cfg bench.Config, b *benchFlags, stdout, stderr io.Writer) error {
-	if len(cfg.Schedule) > 0 || cfg.Requests != 0 || len(b.thresholds) > 0 {
-		return errors.New("jetrpc bench: --find-max sets each probe's rate and judges it by --slo: no -schedule, -n or -threshold")
-	}
-	f := bench.FindMaxConfig{SLO: b.slo, Start: cfg.Rate}
-	cfg.Rate = 0
-	if cfg.Duration == 0 {
-		cfg.Duration = bench.DefaultProbeWindow
-	}
-	if !b.asJSON {
-		f.Progress = stdout
-		fmt.Fprintf(stdout, "%12s %12s %10s %10s %10s  %s\n", "offered/s", "answered/s", "p50", "p99", "max", "verdict")
-	}
-	c, err := bench.FindMax(ctx, cfg, f)
-	if err != nil {
-		return err
-	}
-	if b.asJSON {
-		if err := writeJSON(stdout, c); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintln(stdout)
-		c.WriteTable(stdout)
-	}
-	if b.plot != "" {
-		if err := createWith(b.plot, c.WritePlotSVG); err != nil {
-			return err
-		}
-	}
-	if c.Max == 0 {
-		return errors.New("no rate tried held: the capacity is below the lowest, " + strconv.FormatFloat(c.Probes[len(c.Probes)-1].Rate, 'f', 0, 64) + " requests/s")
-	}
-	return nil
-}
-
 // writeJSON writes v to w as indented JSON.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -587,106 +412,6 @@ func tlsConfig(insecure bool, ca string) (*tls.Config, error) {
 		}
 	}
 	return tc, nil
-}
-
-// scheduleFlag is -schedule, read by bench.ParseSchedule.
-type scheduleFlag struct{ stages *[]bench.Stage }
-
-func (f scheduleFlag) String() string {
-	if f.stages == nil || len(*f.stages) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d stages", len(*f.stages))
-}
-
-func (f scheduleFlag) Set(s string) error {
-	st, err := bench.ParseSchedule(s)
-	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
-	}
-	*f.stages = st
-	return nil
-}
-
-// thresholdFlag is -threshold: each use adds a threshold, checked by
-// bench.ParseThreshold.
-type thresholdFlag struct{ ts *[]bench.Threshold }
-
-func (f thresholdFlag) String() string {
-	if f.ts == nil {
-		return ""
-	}
-	var s []string
-	for _, t := range *f.ts {
-		s = append(s, t.Expr)
-	}
-	return strings.Join(s, ", ")
-}
-
-func (f thresholdFlag) Set(s string) error {
-	t, err := bench.ParseThreshold(s)
-	if err != nil {
-		return err
-	}
-	*f.ts = append(*f.ts, t)
-	return nil
-}
-
-// headerFlag is -header: each use adds a header to *h, checked by
-// bench.ParseHeader.
-type headerFlag struct{ h *http.Header }
-
-func (f headerFlag) String() string {
-	if f.h == nil {
-		return ""
-	}
-	var lines []string
-	for name, values := range *f.h {
-		for _, v := range values {
-			lines = append(lines, name+": "+v)
-		}
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, ", ")
-}
-
-func (f headerFlag) Set(s string) error {
-	name, value, err := bench.ParseHeader(s)
-	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
-	}
-	if *f.h == nil {
-		*f.h = http.Header{}
-	}
-	f.h.Add(name, value)
-	return nil
-}
-
-// jwtSecretFlag is -jwt-secret: the file is read, and its secret checked,
-// when the flag is parsed.
-type jwtSecretFlag struct {
-	secret *[]byte
-	path   *string
-}
-
-func (f jwtSecretFlag) String() string {
-	if f.path == nil {
-		return ""
-	}
-	return *f.path
-}
-
-func (f jwtSecretFlag) Set(path string) error {
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	secret, err := bench.ParseJWTSecret(text)
-	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
-	}
-	*f.secret, *f.path = secret, path
-	return nil
 }
 
 // checkAuthFlags refuses -header and -jwt-secret where they cannot be
@@ -744,124 +469,4 @@ func readBodies(path string) ([][]byte, error) {
 		}
 	}
 	return out, sc.Err()
-}
-
-// inProcessServer starts the bundled server (jetrpc serve's methods,
-// demo.RegisterServer) on a free port.
-func inProcessServer() (stop func(), target string, err error) {
-	return inProcess("http", registerBundled)
-}
-
-// inProcessTopicServer starts the bundled server on a free port and
-// returns its WebSocket URL, for its topics.
-func inProcessTopicServer() (stop func(), target string, err error) {
-	return inProcess("ws", registerBundled)
-}
-
-// registerBundled registers the bundled server's methods, jetrpc
-// serve's, on tab.
-func registerBundled(tab *handler.Table, log *slog.Logger) {
-	demo.RegisterServer(tab, handler.NewTopics(nil, log), nil)
-}
-
-// inProcess starts an engine on a free port over a table that register
-// fills, and returns its URL with scheme.
-func inProcess(scheme string, register func(*handler.Table, *slog.Logger)) (stop func(), target string, err error) {
-	quiet := slog.New(slog.DiscardHandler)
-	tab := handler.NewTable(handler.WithLogger(quiet))
-	register(tab, quiet)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet))
-	if err := e.Start(); err != nil {
-		return nil, "", err
-	}
-	stop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	}
-	return stop, scheme + "://" + e.Addrs()[0].String() + "/", nil
-}
-
-// runFanout is `jetrpc bench --subscribe TOPIC`: a fan-out run over the
-// URLs given, or the bundled server in-process.
-func runFanout(ctx context.Context, fs *flag.FlagSet, cfg *bench.Config, b *benchFlags, stdout, stderr io.Writer) error {
-	fc := b.fan
-	fc.Topic, fc.Targets = b.topic, fs.Args()
-	fc.Duration, fc.Timeout, fc.Header, fc.JWTSecret = cfg.Duration, cfg.Timeout, cfg.Header, cfg.JWTSecret
-	if err := checkFanoutFlags(fs, &fc); err != nil {
-		return usageError(fs, &benchUsage, stderr, err)
-	}
-	if err := checkAuthFlags(cfg, fs.Arg(0)); err != nil {
-		return usageError(fs, &benchUsage, stderr, err)
-	}
-	if !b.quiet && !b.asJSON {
-		if f, ok := stderr.(*os.File); ok && bench.IsTerminal(f) {
-			fc.Progress = stderr
-		}
-	}
-	if len(fc.Targets) == 0 {
-		stop, target, err := inProcessTopicServer()
-		if err != nil {
-			return err
-		}
-		defer stop()
-		fc.Targets = []string{target}
-		if fc.Duration == 0 && fc.Publishes == 0 {
-			fc.Duration = 5 * time.Second
-		}
-		if !b.asJSON {
-			fmt.Fprintf(stdout, "No target given: measuring the fan-out of an in-process jetrpc server at %s.\n"+
-				"It shares the CPU with the load generator; for the fairer figure run jetrpc serve in its own process.\n\n", target)
-		}
-	}
-	res, err := bench.RunFanout(ctx, fc)
-	if err != nil {
-		return err
-	}
-	if b.asJSON {
-		if err := writeJSON(stdout, res); err != nil {
-			return err
-		}
-	} else {
-		res.WriteTable(stdout)
-	}
-	if !res.OK {
-		return fmt.Errorf("fan-out failed: %s", strings.Join(res.Failures, "; "))
-	}
-	return nil
-}
-
-// checkFanoutFlags refuses the flags that do not apply to a fan-out run,
-// values bench.FanoutConfig would take as "the default", and targets that
-// are not ws:// URLs; an explicit -drain 0 means none.
-func checkFanoutFlags(fs *flag.FlagSet, fc *bench.FanoutConfig) error {
-	if name := setFlag(fs, requestOnlyFlags); name != "" {
-		return fmt.Errorf("-%s does not apply to a fan-out run (--subscribe)", name)
-	}
-	switch {
-	case fc.Subscribers <= 0:
-		return fmt.Errorf("-subscribers %d: at least one", fc.Subscribers)
-	case !(fc.PublishRate > 0) || math.IsInf(fc.PublishRate, 0):
-		return fmt.Errorf("-publish-rate %v: a finite number of publishes/s, more than 0", fc.PublishRate)
-	case fc.Publishes < 0:
-		return fmt.Errorf("-publishes %d: a negative count", fc.Publishes)
-	case fc.PayloadSize < 0:
-		return fmt.Errorf("-payload-size %d: a negative size", fc.PayloadSize)
-	case fc.ConnectConcurrency <= 0:
-		return fmt.Errorf("-connect-concurrency %d: at least one", fc.ConnectConcurrency)
-	case fc.Drain < 0:
-		return fmt.Errorf("-drain %v: a negative wait", fc.Drain)
-	}
-	for _, u := range append(slices.Clone(fc.Targets), fc.PublishURL) {
-		if u != "" && !strings.HasPrefix(u, "ws://") {
-			return fmt.Errorf("%q: a fan-out run subscribes over WebSocket: each node is a ws:// URL", u)
-		}
-	}
-	if fc.PublishURL != "" && len(fc.Targets) == 0 {
-		return errors.New("-publish-url without a target: the in-process server is the only node")
-	}
-	if fc.Drain == 0 {
-		fc.Drain = -1 // none, where bench.FanoutConfig's zero means the default
-	}
-	return nil
 }
