@@ -12,7 +12,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,27 +31,6 @@ func countingTable(n *atomic.Int64) *handler.Table {
 	handler.RegisterNoParams(tab, "count", func(context.Context) (int64, error) { return n.Add(1), nil }, handler.Inline())
 	handler.RegisterNoParams(tab, "count_blocking", func(context.Context) (int64, error) { return n.Add(1), nil })
 	return tab
-}
-
-// rpcPOST is an HTTP/1.1 keep-alive POST of a call of method.
-func rpcPOST(method, params string, id int) string {
-	body := `{"jsonrpc":"2.0","method":"` + method + `","params":` + params + `,"id":` + strconv.Itoa(id) + `}`
-	return "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-}
-
-// readResponse reads one response and its body from r.
-func readResponse(t *testing.T, c net.Conn, r *bufio.Reader) (*http.Response, string) {
-	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(r, &http.Request{Method: "POST"})
-	if err != nil {
-		t.Fatalf("reading a response: %v", err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
 }
 
 // expectEOF fails unless the server closes c with nothing more sent.
@@ -78,18 +56,12 @@ func waitStopping(t *testing.T, e *engine.Engine) {
 
 // dialWithCallInFlight opens an HTTP connection to addr and sends it
 // sleep [200] (id 1), on a worker when it returns.
-func dialWithCallInFlight(t *testing.T, e *engine.Engine, addr string) net.Conn {
+func dialWithCallInFlight(t *testing.T, e *engine.Engine, addr string) *pageConn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := io.WriteString(c, rpcPOST("sleep", "[200]", 1)); err != nil {
-		t.Fatal(err)
-	}
+	pc := dialPage(t, addr)
+	pc.write(t, rpcCall("sleep", "[200]", 1))
 	waitInFlight(t, e, 1)
-	return c
+	return pc
 }
 
 // Draining, an HTTP connection's next reply says Connection: close and
@@ -100,24 +72,17 @@ func TestDrain_nothingRunsAfterConnectionClose(t *testing.T) {
 			var n atomic.Int64
 			e, addr, _ := startEngine(t, countingTable(&n))
 			e.Drain()
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			pc := dialPage(t, addr)
 			var b strings.Builder
 			for i := range 20 {
-				b.WriteString(rpcPOST(method, "[]", i))
+				b.WriteString(rpcCall(method, "[]", i))
 			}
-			if _, err := io.WriteString(c, b.String()); err != nil {
-				t.Fatal(err)
-			}
-			r := bufio.NewReader(c)
-			resp, body := readResponse(t, c, r)
+			pc.write(t, b.String())
+			resp, body := pc.read(t, "POST")
 			if resp.StatusCode != 200 || !resp.Close || body != `{"jsonrpc":"2.0","result":1,"id":0}` {
 				t.Fatalf("first reply: %s, close %v, %s", resp.Status, resp.Close, body)
 			}
-			expectEOF(t, c, r)
+			pc.expectClosed(t)
 			if got := n.Load(); got != 1 {
 				t.Fatalf("%d calls ran; want 1: those behind Connection: close must not", got)
 			}
@@ -133,19 +98,16 @@ func TestDrain_callsReadBehindAHeldReply(t *testing.T) {
 	e, addr, _ := startEngine(t, countingTable(&n))
 	c := dialWithCallInFlight(t, e, addr)
 	e.Drain()
-	if _, err := io.WriteString(c, rpcPOST("count", "[]", 2)+rpcPOST("count", "[]", 3)+rpcPOST("count_blocking", "[]", 4)); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(c)
-	first, body := readResponse(t, c, r)
+	c.write(t, rpcCall("count", "[]", 2)+rpcCall("count", "[]", 3)+rpcCall("count_blocking", "[]", 4))
+	first, body := c.read(t, "POST")
 	if first.Close || body != `{"jsonrpc":"2.0","result":200,"id":1}` {
 		t.Fatalf("the held reply: close %v, %s; want keep-alive, a reply follows", first.Close, body)
 	}
-	last, body := readResponse(t, c, r)
+	last, body := c.read(t, "POST")
 	if !last.Close || body != `{"jsonrpc":"2.0","result":1,"id":2}` {
 		t.Fatalf("the next reply: close %v, %s; want Connection: close", last.Close, body)
 	}
-	expectEOF(t, c, r)
+	c.expectClosed(t)
 	if got := n.Load(); got != 1 {
 		t.Fatalf("%d calls ran; want 1", got)
 	}
@@ -161,16 +123,13 @@ func TestStop_httpRunsNothingAfterTheLastReply(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- e.Stop(context.Background()) }()
 	waitStopping(t, e)
-	if _, err := io.WriteString(c, rpcPOST("count", "[]", 2)+rpcPOST("count", "[]", 3)); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(c)
-	first, _ := readResponse(t, c, r)
-	second, body := readResponse(t, c, r)
+	c.write(t, rpcCall("count", "[]", 2)+rpcCall("count", "[]", 3))
+	first, _ := c.read(t, "POST")
+	second, body := c.read(t, "POST")
 	if first.Close || !second.Close || body != `{"jsonrpc":"2.0","result":1,"id":2}` {
 		t.Fatalf("close %v then %v (%s); want keep-alive, then close on the last", first.Close, second.Close, body)
 	}
-	expectEOF(t, c, r)
+	c.expectClosed(t)
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
@@ -239,23 +198,16 @@ func TestStop_streamAndWebSocketRunNothingReadAfter(t *testing.T) {
 func TestLimit_nothingRunsAfterA413(t *testing.T) {
 	var n atomic.Int64
 	_, addr, _ := startEngine(t, countingTable(&n), engine.WithMaxMessageSize(64))
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	big := rpcPOST("echo", `["`+strings.Repeat("x", 100)+`"]`, 1)
-	if _, err := io.WriteString(c, rpcPOST("count", "[]", 0)+big+rpcPOST("count", "[]", 2)+rpcPOST("count_blocking", "[]", 3)); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(c)
-	if ok, _ := readResponse(t, c, r); ok.StatusCode != 200 || ok.Close {
+	c := dialPage(t, addr)
+	big := rpcCall("echo", `["`+strings.Repeat("x", 100)+`"]`, 1)
+	c.write(t, rpcCall("count", "[]", 0)+big+rpcCall("count", "[]", 2)+rpcCall("count_blocking", "[]", 3))
+	if ok, _ := c.read(t, "POST"); ok.StatusCode != 200 || ok.Close {
 		t.Fatalf("the first call: %s, close %v", ok.Status, ok.Close)
 	}
-	if resp, _ := readResponse(t, c, r); resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
+	if resp, _ := c.read(t, "POST"); resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
 		t.Fatalf("the large body: %s, close %v; want 413 and close", resp.Status, resp.Close)
 	}
-	expectEOF(t, c, r)
+	c.expectClosed(t)
 	if got := n.Load(); got != 1 {
 		t.Fatalf("%d calls ran; want 1 (the one before the 413)", got)
 	}

@@ -79,13 +79,10 @@ func (p *pageConn) read(t *testing.T, method string) (*http.Response, string) {
 }
 
 // expectClosed fails unless the server closes the connection with
-// nothing more to read.
+// nothing more to read (expectEOF).
 func (p *pageConn) expectClosed(t *testing.T) {
 	t.Helper()
-	_ = p.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if b, err := p.r.ReadByte(); err != io.EOF {
-		t.Fatalf("after the last response: read %q, %v; want the connection closed", b, err)
-	}
+	expectEOF(t, p.c, p.r)
 }
 
 func getPage(path, extra string) string {
