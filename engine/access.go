@@ -190,16 +190,11 @@ func (h *httpCodec) originRefused(c *conn, r *http1.Request) bool {
 	return h.corsLines == "" && len(r.Origin) > 0 && c.e.opts.CORS.Enabled()
 }
 
-// appendPreflight answers a CORS preflight (OPTIONS with an Origin and
-// Access-Control-Request-Method): 204 with the allowed methods and
-// headers for an allowed origin, 403 otherwise.
+// appendPreflight answers the CORS preflight of an allowed origin (one
+// not allowed is refused before: originRefused): 204 with the allowed
+// methods and headers, and h.corsLines, the origin's.
 func (h *httpCodec) appendPreflight(c *conn, out []byte, r *http1.Request, keep bool) []byte {
-	lines := h.corsLinesOf(c, r.Origin)
-	if lines == "" {
-		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenOrigin)
-		return appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, keep, r.Minor, "")
-	}
-	out = appendHeadStart(out, statusLine204, keep, r.Minor, lines)
+	out = appendHeadStart(out, statusLine204, keep, r.Minor, h.corsLines)
 	out = append(out, c.e.preflight...)
 	return append(out, "\r\n"...)
 }

@@ -250,7 +250,7 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenHost)
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
-	case !handler.OriginAllowed(&c.e.opts.CORS, r.Origin):
+	case h.originRefused(c, r):
 		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenOrigin)
 		out = appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil

@@ -63,11 +63,12 @@ func AllowOrigin[T ~string | ~[]byte](c *CORS, origin T) (value string, ok bool)
 	return "", false
 }
 
-// OriginAllowed reports whether a WebSocket handshake (or another request
-// a browser may send from any page) with the Origin origin may go on: an
-// empty Origin (not a browser) always may; with no origins configured,
-// every origin may (the WebSocket default); else origin must be allowed
-// (AllowOrigin).
+// OriginAllowed reports whether a request with the Origin origin — a
+// call, a page, a preflight, a WebSocket handshake — may go on: an empty
+// Origin (not a browser's cross-origin page) always may; with no origins
+// configured, every origin may; else origin must be allowed
+// (AllowOrigin). It is the rule of the engine (which answers it from its
+// per-connection cache of AllowOrigin's answer) and of HTTPHandler.
 func OriginAllowed[T ~string | ~[]byte](c *CORS, origin T) bool {
 	if len(origin) == 0 || len(c.Origins) == 0 {
 		return true

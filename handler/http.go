@@ -199,19 +199,20 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.CORS.Enabled() {
 		origin := r.Header.Get("Origin")
-		if v, ok := AllowOrigin(&h.CORS, origin); ok {
+		v, ok := AllowOrigin(&h.CORS, origin)
+		if !ok && origin != "" { // a page of another origin, or its preflight: nothing runs
+			h.refused(r, nil, http.StatusForbidden, "forbidden_origin")
+			httpErrorText(w, http.StatusForbidden, TextOriginNotAllowed)
+			return
+		}
+		if ok {
 			hdr := w.Header()
 			hdr.Set("Access-Control-Allow-Origin", v)
 			hdr.Add("Vary", "Origin")
-		}
-		if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
-			h.preflight(w, r, origin)
-			return
-		}
-		if _, ok := AllowOrigin(&h.CORS, origin); !ok && origin != "" {
-			h.refused(r, nil, http.StatusForbidden, "forbidden_origin")
-			httpErrorText(w, http.StatusForbidden, TextOriginNotAllowed) // a page of another origin: nothing runs
-			return
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.preflight(w)
+				return
+			}
 		}
 	}
 	if r.Method != http.MethodPost {
@@ -286,15 +287,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out.B)
 }
 
-// preflight answers a CORS preflight: 204 with the allowed methods and
-// headers for an allowed origin (its Access-Control-Allow-Origin is set
-// already), 403 otherwise.
-func (h *HTTPHandler) preflight(w http.ResponseWriter, r *http.Request, origin string) {
-	if _, ok := AllowOrigin(&h.CORS, origin); !ok {
-		h.refused(r, nil, http.StatusForbidden, "forbidden_origin")
-		httpErrorText(w, http.StatusForbidden, TextOriginNotAllowed)
-		return
-	}
+// preflight answers the CORS preflight of an allowed origin (its
+// Access-Control-Allow-Origin is set already): 204 with the allowed
+// methods and headers.
+func (h *HTTPHandler) preflight(w http.ResponseWriter) {
 	hdr := w.Header()
 	hdr.Set("Access-Control-Allow-Methods", corsMethods)
 	if v := h.CORS.allowHeaders(); v != "" {
