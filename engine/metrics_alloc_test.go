@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -38,7 +39,7 @@ func TestConn_zeroAllocsWithMetrics(t *testing.T) {
 		{"http timed on a worker", postOf(`{"jsonrpc":"2.0","method":"slowadd","params":[40,2],"id":1}`), `"result":42`, true},
 	})
 	var calls uint64
-	if _, ok := tab.Metrics(func(m *handler.MethodMetrics) {
+	if _, ok := tab.Metrics(func(m *stats.Method) {
 		if m.Method == "add" {
 			calls = m.Duration.Count
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/jetrpc/jetrpc/pool/clock"
 )
@@ -114,7 +115,7 @@ func TestPending_runHereRunsOnTheCaller(t *testing.T) {
 		t.Errorf("RunHere past the deadline:\ngot  %s\nwant %s", got, want)
 	}
 	codes := map[handler.Code]uint64{}
-	tab.Metrics(func(m *handler.MethodMetrics) {
+	tab.Metrics(func(m *stats.Method) {
 		if m.Method == "nap" {
 			for _, c := range m.Handled {
 				codes[c.Code] = c.Count

@@ -188,8 +188,9 @@
 //
 // WithMetrics counts every call per method — started, handled by code,
 // its duration in a histogram — in counters made at registration and
-// striped per CPU; Table.Metrics and Table.LimitRefusals read them, and
-// package engine/metrics exports them to Prometheus. WithAccessLog logs
+// striped per CPU; Table.Metrics and Table.LimitRefusals read them, as
+// the types of package handler/stats, and package engine/metrics exports
+// them to Prometheus. WithAccessLog logs
 // one record per message through log/slog, sampled, slow messages
 // always. Neither allocates for a call it does not log. MethodInfo keeps
 // the Go types of each method's params and result (and Summary, Errors,

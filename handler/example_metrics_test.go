@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/stats"
 )
 
 // A table made WithMetrics counts every call by method and by the code
@@ -26,7 +27,7 @@ func ExampleWithMetrics() {
 	} {
 		tab.Dispatch(ctx, nil, []byte(msg))
 	}
-	batches, _ := tab.Metrics(func(m *handler.MethodMetrics) {
+	batches, _ := tab.Metrics(func(m *stats.Method) {
 		fmt.Printf("%s: started %d, handled", m.Method, m.Started)
 		for _, c := range m.Handled {
 			fmt.Printf(" %d×%d", c.Count, c.Code)

@@ -11,7 +11,7 @@ package handler
 // (Table.Metrics) sums the stripes. Codes have fixed slots for the
 // reserved ones and a table-wide registry of the first maxAppCodes others,
 // so a client cannot grow the series: unregistered method names fold
-// into UnknownMethod, invalid requests into InvalidMethod, codes beyond
+// into stats.UnknownMethod, invalid requests into stats.InvalidMethod, codes beyond
 // the registry into one "other" slot.
 
 import (
@@ -19,56 +19,32 @@ import (
 	"runtime"
 	"sort"
 	"sync/atomic"
-	"time"
+
+	"github.com/jetrpc/jetrpc/handler/stats"
 )
 
-// Method names under which Table.Metrics reports the calls that reach no
-// registered method.
+// nDurationBounds and nBatchBounds size the counters' histograms: the
+// numbers of bounds of stats.DurationBuckets and stats.BatchSizeBuckets.
 const (
-	// UnknownMethod: valid requests for a method the table does not have
-	// (answered CodeMethodNotFound), whatever the name, so that clients
-	// cannot grow the number of series.
-	UnknownMethod = "(unknown)"
-	// InvalidMethod: messages and batch elements answered before any
-	// method could be looked up — not JSON, not a request (CodeParseError,
-	// CodeInvalidRequest), or a batch too long.
-	InvalidMethod = "(invalid)"
+	nDurationBounds = 22
+	nBatchBounds    = 10
 )
 
-// durationBounds are the upper bounds of the duration histogram's
-// buckets, in ns: from 1 µs (an inline call) to 10 s (a slow database
-// call), three per decade. Calls longer than the last fall in the +Inf
-// bucket.
-var durationBounds = [...]int64{
-	1e3, 2.5e3, 5e3, 10e3, 25e3, 50e3, 100e3, 250e3, 500e3,
-	1e6, 2.5e6, 5e6, 10e6, 25e6, 50e6, 100e6, 250e6, 500e6,
-	1e9, 2.5e9, 5e9, 10e9,
-}
-
-// batchBounds are the upper bounds of the batch size histogram's
-// buckets, in elements.
-var batchBounds = [...]int64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
-
-// DurationBuckets returns the upper bounds of the buckets of
-// MethodMetrics.Duration, in increasing order; the last bucket, for
-// longer calls, has no bound (+Inf).
-func DurationBuckets() []time.Duration {
-	out := make([]time.Duration, len(durationBounds))
-	for i, b := range durationBounds {
-		out[i] = time.Duration(b)
+// durationBounds and batchBounds are the bounds of package stats, in ns
+// and elements, as the counters compare with them.
+var durationBounds, batchBounds = func() (d [nDurationBounds]int64, b [nBatchBounds]int64) {
+	ds, bs := stats.DurationBuckets(), stats.BatchSizeBuckets()
+	if len(ds) != nDurationBounds || len(bs) != nBatchBounds {
+		panic("handler: the histogram bounds of package stats changed: update nDurationBounds and nBatchBounds")
 	}
-	return out
-}
-
-// BatchSizeBuckets returns the upper bounds of the buckets of
-// BatchMetrics.Sizes, in elements; the last bucket has no bound (+Inf).
-func BatchSizeBuckets() []int {
-	out := make([]int, len(batchBounds))
-	for i, b := range batchBounds {
-		out[i] = int(b)
+	for i, v := range ds {
+		d[i] = int64(v)
 	}
-	return out
-}
+	for i, v := range bs {
+		b[i] = int64(v)
+	}
+	return d, b
+}()
 
 // Code slots of a method's handled counters.
 const (
@@ -90,8 +66,8 @@ type callCounters struct {
 	buckets [len(durationBounds) + 1]atomic.Uint64
 }
 
-// methodMetrics are the counters of one method (or of UnknownMethod,
-// InvalidMethod).
+// methodMetrics are the counters of one method (or of stats.UnknownMethod,
+// stats.InvalidMethod).
 type methodMetrics struct {
 	name     string
 	blocking bool // a method of the blocking class: its calls' starts are counted
@@ -117,8 +93,8 @@ const (
 // tableMetrics are a table's counters.
 type tableMetrics struct {
 	mask     uint32                     // stripes - 1
-	unknown  *methodMetrics             // UnknownMethod
-	invalid  *methodMetrics             // InvalidMethod
+	unknown  *methodMetrics             // stats.UnknownMethod
+	invalid  *methodMetrics             // stats.InvalidMethod
 	codes    [maxAppCodes]atomic.Int64  // the registry of other codes: 0 free, else code+1<<32
 	batches  []batchCounters            // by stripe
 	refusals [refuseKinds]atomic.Uint64 // by limit; rare: not striped
@@ -136,8 +112,8 @@ var stripeSeq atomic.Uint32
 
 func newTableMetrics() *tableMetrics {
 	tm := &tableMetrics{mask: uint32(stripes - 1), batches: make([]batchCounters, stripes)}
-	tm.unknown = newMethodMetrics(UnknownMethod, false)
-	tm.invalid = newMethodMetrics(InvalidMethod, false)
+	tm.unknown = newMethodMetrics(stats.UnknownMethod, false)
+	tm.invalid = newMethodMetrics(stats.InvalidMethod, false)
 	return tm
 }
 
@@ -294,89 +270,16 @@ func (t *Table) refused(kind int) {
 	}
 }
 
-// MethodMetrics is what a table counted of one method's calls since it
-// was made (Table.Metrics). Every call counts: requests, notifications
-// (with the code their reply would have had) and each batch element.
-type MethodMetrics struct {
-	// Method is the registered name, UnknownMethod or InvalidMethod.
-	Method string
-	// Started counts the calls that began: found in a message and
-	// planned. Started minus the sum of Handled is the calls in progress
-	// (queued for a worker, or running).
-	Started uint64
-	// Handled counts the finished calls by the code of their reply: 0
-	// for a result. Only codes seen are listed, in increasing order of
-	// code, success first.
-	Handled []CodeCount
-	// Duration is the histogram of the calls' handling time: from when a
-	// call began to run — its checks, then its method — to when its
-	// reply was written; the wait for a worker is not part of it. A call
-	// answered at its deadline counts its time until then (one the engine
-	// answers is counted when its method returns: until then it is in
-	// progress); one answered without running (busy, a batch over its
-	// reply limit) counts 0.
-	Duration Histogram
-}
-
-// CodeCount is the count of one code in MethodMetrics.Handled.
-type CodeCount struct {
-	// Code is the JSON-RPC code, 0 for success. Meaningless when Other.
-	Code Code
-	// Other is set for the calls with codes beyond the first 32 distinct
-	// ones outside the reserved ranges that the table has seen: they are
-	// counted together, so that the number of codes stays bounded.
-	Other bool
-	// Count is the number of calls.
-	Count uint64
-}
-
-// Histogram is a distribution: Buckets[i] counts the observations at
-// most the i-th bound (DurationBuckets, BatchSizeBuckets) and above the
-// one before; the last bucket counts those above every bound. Count is
-// the sum of Buckets.
-type Histogram struct {
-	Count   uint64
-	Sum     float64 // seconds for durations, elements for batch sizes
-	Buckets []uint64
-}
-
-// BatchMetrics is what a table counted of its batches (Table.Metrics).
-type BatchMetrics struct {
-	// Sizes is the histogram of their sizes in elements; Sizes.Count is
-	// the number of batches. A batch too long to run counts with its
-	// length.
-	Sizes Histogram
-}
-
-// LimitRefusals counts the calls and messages a table refused for a
-// limit, since it was made (Table.LimitRefusals).
-type LimitRefusals struct {
-	// Rate: calls answered CodeLimitExceeded by the rate limits.
-	Rate uint64
-	// RateDropped: notifications the rate limits dropped.
-	RateDropped uint64
-	// Concurrency: calls answered CodeServerBusy for a method's
-	// MaxConcurrent.
-	Concurrency uint64
-	// Subscriptions: subscribe calls answered CodeTooManySubscriptions.
-	Subscriptions uint64
-	// ResponseSize: replies replaced by CodeResponseTooLarge
-	// (MaxResponseSize, MaxBatchResponseSize).
-	ResponseSize uint64
-	// BatchLength: batches longer than MaxBatch, refused whole.
-	BatchLength uint64
-}
-
 // Metrics calls fn with the metrics of each of the table's methods, in
-// name order, then UnknownMethod's and InvalidMethod's, and returns the
+// name order, then stats.UnknownMethod's and stats.InvalidMethod's, and returns the
 // batch metrics; it reports false, calling nothing, when the table was
-// made without Options.Metrics. The *MethodMetrics given to fn is
+// made without Options.Metrics. The *stats.Method given to fn is
 // reused: it is valid until fn returns. Safe from any goroutine, at any
 // time; counters read while calls run may be a few calls apart.
-func (t *Table) Metrics(fn func(*MethodMetrics)) (BatchMetrics, bool) {
+func (t *Table) Metrics(fn func(*stats.Method)) (stats.Batch, bool) {
 	o := t.obs
 	if o == nil || o.metrics == nil {
-		return BatchMetrics{}, false
+		return stats.Batch{}, false
 	}
 	tm := o.metrics
 	t.mu.Lock()
@@ -389,7 +292,7 @@ func (t *Table) Metrics(fn func(*MethodMetrics)) (BatchMetrics, bool) {
 	t.mu.Unlock()
 	sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
 	ms = append(ms, tm.unknown, tm.invalid)
-	var mm MethodMetrics
+	var mm stats.Method
 	mm.Duration.Buckets = make([]uint64, len(durationBounds)+1)
 	var codes [codeSlots]uint64
 	for _, s := range ms {
@@ -422,14 +325,14 @@ func (t *Table) Metrics(fn func(*MethodMetrics)) (BatchMetrics, bool) {
 				other += n
 				continue
 			}
-			mm.Handled = append(mm.Handled, CodeCount{Code: code, Count: n})
+			mm.Handled = append(mm.Handled, stats.CodeCount{Code: code, Count: n})
 		}
 		sort.Slice(mm.Handled, func(i, j int) bool {
 			a, b := mm.Handled[i].Code, mm.Handled[j].Code
 			return a == 0 || b != 0 && a < b
 		})
 		if other > 0 {
-			mm.Handled = append(mm.Handled, CodeCount{Other: true, Count: other})
+			mm.Handled = append(mm.Handled, stats.CodeCount{Other: true, Count: other})
 		}
 		mm.Duration.Count = 0
 		for _, n := range mm.Duration.Buckets {
@@ -442,7 +345,7 @@ func (t *Table) Metrics(fn func(*MethodMetrics)) (BatchMetrics, bool) {
 		mm.Duration.Sum = float64(sum) / 1e9
 		fn(&mm)
 	}
-	var b BatchMetrics
+	var b stats.Batch
 	b.Sizes.Buckets = make([]uint64, len(batchBounds)+1)
 	var sum uint64
 	for i := range tm.batches {
@@ -462,8 +365,8 @@ func (t *Table) Metrics(fn func(*MethodMetrics)) (BatchMetrics, bool) {
 // LimitRefusals returns the refusals the table counted, by limit. The
 // counts of the rate and subscription limits are kept whether or not
 // Options.Metrics is set; the others only with it. Safe from any goroutine.
-func (t *Table) LimitRefusals() LimitRefusals {
-	var r LimitRefusals
+func (t *Table) LimitRefusals() stats.Refusals {
+	var r stats.Refusals
 	r.Rate, r.RateDropped = t.RateLimited()
 	_, r.Subscriptions = t.subscriptionCounts()
 	if o := t.obs; o != nil && o.metrics != nil {

@@ -4,7 +4,7 @@ package handler
 // observation points of dispatch.go), written from the documented
 // semantics: every call counts once — a request, a notification (with
 // the code its reply would have had), each batch element — under its
-// method, UnknownMethod or InvalidMethod, by the code of its reply.
+// method, stats.UnknownMethod or stats.InvalidMethod, by the code of its reply.
 // Tables are driven as transports drive them, through Dispatch,
 // DispatchInline and Pending; replies are checked too, so that a count
 // and the reply it stands for never disagree. Only the histogram bounds,
@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -133,14 +134,14 @@ func mxCodes(t testing.TB, out []byte) map[int]int {
 // mxSnap is a copy of what Table.Metrics reported.
 type mxSnap struct {
 	names   []string // in the order reported
-	methods map[string]MethodMetrics
-	batches BatchMetrics
+	methods map[string]stats.Method
+	batches stats.Batch
 }
 
 func mxRead(t testing.TB, tab *Table) mxSnap {
 	t.Helper()
-	s := mxSnap{methods: map[string]MethodMetrics{}}
-	b, ok := tab.Metrics(func(m *MethodMetrics) {
+	s := mxSnap{methods: map[string]stats.Method{}}
+	b, ok := tab.Metrics(func(m *stats.Method) {
 		c := *m
 		c.Handled = slices.Clone(m.Handled)
 		c.Duration.Buckets = slices.Clone(m.Duration.Buckets)
@@ -155,15 +156,15 @@ func mxRead(t testing.TB, tab *Table) mxSnap {
 }
 
 // mxH builds a Handled list from code, count pairs.
-func mxH(pairs ...int) []CodeCount {
-	var h []CodeCount
+func mxH(pairs ...int) []stats.CodeCount {
+	var h []stats.CodeCount
 	for i := 0; i < len(pairs); i += 2 {
-		h = append(h, CodeCount{Code: Code(pairs[i]), Count: uint64(pairs[i+1])})
+		h = append(h, stats.CodeCount{Code: Code(pairs[i]), Count: uint64(pairs[i+1])})
 	}
 	return h
 }
 
-func mxFmt(h []CodeCount) string {
+func mxFmt(h []stats.CodeCount) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, c := range h {
@@ -179,7 +180,7 @@ func mxFmt(h []CodeCount) string {
 	return b.String() + "]"
 }
 
-func mxTotal(h []CodeCount) uint64 {
+func mxTotal(h []stats.CodeCount) uint64 {
 	n := uint64(0)
 	for _, c := range h {
 		n += c.Count
@@ -189,7 +190,7 @@ func mxTotal(h []CodeCount) uint64 {
 
 // check asserts the Started and Handled of method exactly, and that its
 // duration histogram counts every handled call.
-func (s mxSnap) check(t testing.TB, method string, started int, handled []CodeCount) {
+func (s mxSnap) check(t testing.TB, method string, started int, handled []stats.CodeCount) {
 	t.Helper()
 	m, ok := s.methods[method]
 	if !ok {
@@ -206,7 +207,7 @@ func (s mxSnap) check(t testing.TB, method string, started int, handled []CodeCo
 	for _, b := range m.Duration.Buckets {
 		n += b
 	}
-	if n != m.Duration.Count || len(m.Duration.Buckets) != len(DurationBuckets())+1 {
+	if n != m.Duration.Count || len(m.Duration.Buckets) != len(stats.DurationBuckets())+1 {
 		t.Errorf("%s: %d buckets summing to %d, Count %d", method, len(m.Duration.Buckets), n, m.Duration.Count)
 	}
 }
@@ -216,7 +217,7 @@ func (s mxSnap) check(t testing.TB, method string, started int, handled []CodeCo
 func (s mxSnap) checkBatches(t testing.TB, count int, sum float64, buckets map[int]uint64) {
 	t.Helper()
 	h := s.batches.Sizes
-	want := make([]uint64, len(BatchSizeBuckets())+1)
+	want := make([]uint64, len(stats.BatchSizeBuckets())+1)
 	for i, n := range buckets {
 		want[i] = n
 	}
@@ -226,7 +227,7 @@ func (s mxSnap) checkBatches(t testing.TB, count int, sum float64, buckets map[i
 }
 
 // mxStdNames are the names mxTable's tables report, in order.
-var mxStdNames = []string{"add", "fail", "failb", "ok", "work", UnknownMethod, InvalidMethod}
+var mxStdNames = []string{"add", "fail", "failb", "ok", "work", stats.UnknownMethod, stats.InvalidMethod}
 
 func TestMetrics_countsCallsByMethodAndCode(t *testing.T) {
 	tab := mxTable()
@@ -252,8 +253,8 @@ func TestMetrics_countsCallsByMethodAndCode(t *testing.T) {
 	s.check(t, "add", 3, mxH(0, 1, -32602, 2))
 	s.check(t, "work", 2, mxH(0, 2))
 	s.check(t, "failb", 2, mxH(-32602, 1, 9, 1))
-	s.check(t, UnknownMethod, 0, nil)
-	s.check(t, InvalidMethod, 0, nil)
+	s.check(t, stats.UnknownMethod, 0, nil)
+	s.check(t, stats.InvalidMethod, 0, nil)
 	s.checkBatches(t, 0, 0, nil)
 }
 
@@ -269,7 +270,7 @@ func TestMetrics_handledSortedSuccessFirst(t *testing.T) {
 }
 
 // TestMetrics_unknownMethodsFoldIntoOne: a client cannot grow the series:
-// every unregistered name counts under UnknownMethod.
+// every unregistered name counts under stats.UnknownMethod.
 func TestMetrics_unknownMethodsFoldIntoOne(t *testing.T) {
 	tab := mxTable()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -290,12 +291,12 @@ func TestMetrics_unknownMethodsFoldIntoOne(t *testing.T) {
 	if !slices.Equal(s.names, mxStdNames) {
 		t.Errorf("reported %d series %q, want %q", len(s.names), s.names, mxStdNames)
 	}
-	s.check(t, UnknownMethod, n, mxH(-32601, n))
-	s.check(t, InvalidMethod, 0, nil)
+	s.check(t, stats.UnknownMethod, n, mxH(-32601, n))
+	s.check(t, stats.InvalidMethod, 0, nil)
 }
 
 // TestMetrics_faultsCountAsInvalid: messages answered before any method
-// could be looked up count under InvalidMethod, each batch element
+// could be looked up count under stats.InvalidMethod, each batch element
 // alone.
 func TestMetrics_faultsCountAsInvalid(t *testing.T) {
 	tab := mxTable()
@@ -321,14 +322,14 @@ func TestMetrics_faultsCountAsInvalid(t *testing.T) {
 		t.Errorf("batch reply %s", out)
 	}
 	s := mxRead(t, tab)
-	s.check(t, InvalidMethod, 3+7+2, mxH(-32700, 3, -32600, 7+2))
+	s.check(t, stats.InvalidMethod, 3+7+2, mxH(-32700, 3, -32600, 7+2))
 	s.check(t, "ok", 1, mxH(0, 1))
-	s.check(t, UnknownMethod, 0, nil)
+	s.check(t, stats.UnknownMethod, 0, nil)
 	s.checkBatches(t, 1, 3, map[int]uint64{2: 1})
 }
 
 // TestMetrics_batchTooLongCountsOnce: a batch over MaxBatch is refused
-// whole: one InvalidMethod -32600, a refusal, and a batch of its length;
+// whole: one stats.InvalidMethod -32600, a refusal, and a batch of its length;
 // none of its elements count.
 func TestMetrics_batchTooLongCountsOnce(t *testing.T) {
 	tab := mxTable(WithMaxBatch(3))
@@ -341,12 +342,12 @@ func TestMetrics_batchTooLongCountsOnce(t *testing.T) {
 	}
 	mxCheckReply(t, msg, out, -32600)
 	s := mxRead(t, tab)
-	s.check(t, InvalidMethod, 2, mxH(-32600, 2))
-	for _, m := range []string{"ok", "work", UnknownMethod} {
+	s.check(t, stats.InvalidMethod, 2, mxH(-32600, 2))
+	for _, m := range []string{"ok", "work", stats.UnknownMethod} {
 		s.check(t, m, 0, nil)
 	}
 	s.checkBatches(t, 2, 10, map[int]uint64{2: 2})
-	if r := tab.LimitRefusals(); r != (LimitRefusals{BatchLength: 2}) {
+	if r := tab.LimitRefusals(); r != (stats.Refusals{BatchLength: 2}) {
 		t.Errorf("LimitRefusals %+v, want BatchLength 2", r)
 	}
 }
@@ -374,13 +375,13 @@ func TestMetrics_appCodesBeyondRegistryCountAsOther(t *testing.T) {
 	mxDo(t, tab, mxReq(1, "failb", "[-32010]"), -32010)
 	want := mxH(-32700, 1, -32603, 1, -32600, 1, -32009, 1, -32000, 1)
 	for c := 1; c <= 32; c++ {
-		want = append(want, CodeCount{Code: Code(c), Count: 2})
+		want = append(want, stats.CodeCount{Code: Code(c), Count: 2})
 	}
 	want[5+5-1].Count = 3 // code 5
-	want = append(want, CodeCount{Other: true, Count: 8*2 + 1})
+	want = append(want, stats.CodeCount{Other: true, Count: 8*2 + 1})
 	s := mxRead(t, tab)
 	s.check(t, "fail", 5+80+2, want)
-	s.check(t, "failb", 3, []CodeCount{{Code: 3, Count: 1}, {Other: true, Count: 2}})
+	s.check(t, "failb", 3, []stats.CodeCount{{Code: 3, Count: 1}, {Other: true, Count: 2}})
 }
 
 // TestMetrics_notificationsCountWouldBeCode: a notification gets no
@@ -402,10 +403,10 @@ func TestMetrics_notificationsCountWouldBeCode(t *testing.T) {
 	s.check(t, "ok", 2, mxH(0, 2))
 	s.check(t, "fail", 2, mxH(0, 1, 7, 1))
 	s.check(t, "add", 1, mxH(-32602, 1))
-	s.check(t, UnknownMethod, 1, mxH(-32601, 1))
+	s.check(t, stats.UnknownMethod, 1, mxH(-32601, 1))
 	s.check(t, "work", 1, mxH(0, 1))
 	s.check(t, "failb", 1, mxH(8, 1))
-	s.check(t, InvalidMethod, 1, mxH(-32600, 1))
+	s.check(t, stats.InvalidMethod, 1, mxH(-32600, 1))
 }
 
 // mxCycle repeats elems to n elements, in order.
@@ -420,7 +421,7 @@ func mxCycle(n int, elems ...string) string {
 // mxWant is what one method should report.
 type mxWant struct {
 	started int
-	handled []CodeCount
+	handled []stats.CodeCount
 }
 
 // TestMetrics_batchElementsCountOnce: each element of a batch counts
@@ -440,19 +441,19 @@ func TestMetrics_batchElementsCountOnce(t *testing.T) {
 	}{
 		{"inline", mxBatch(mixed...), 7, 5, map[string]mxWant{
 			"ok": {2, mxH(0, 2)}, "fail": {2, mxH(7, 1, 9, 1)}, "add": {1, mxH(-32602, 1)},
-			UnknownMethod: {1, mxH(-32601, 1)}, InvalidMethod: {1, mxH(-32600, 1)},
+			stats.UnknownMethod: {1, mxH(-32601, 1)}, stats.InvalidMethod: {1, mxH(-32600, 1)},
 		}, 3},
 		{"blocking", mxBatch(blocking...), 6, 5, map[string]mxWant{
 			"work": {2, mxH(0, 2)}, "ok": {1, mxH(0, 1)}, "failb": {1, mxH(4, 1)},
-			UnknownMethod: {1, mxH(-32601, 1)}, InvalidMethod: {1, mxH(-32600, 1)},
+			stats.UnknownMethod: {1, mxH(-32601, 1)}, stats.InvalidMethod: {1, mxH(-32600, 1)},
 		}, 3},
 		{"long inline", mxCycle(7*30, mixed...), 7 * 30, 5 * 30, map[string]mxWant{
 			"ok": {2 * 30, mxH(0, 2*30)}, "fail": {2 * 30, mxH(7, 30, 9, 30)}, "add": {30, mxH(-32602, 30)},
-			UnknownMethod: {30, mxH(-32601, 30)}, InvalidMethod: {30, mxH(-32600, 30)},
+			stats.UnknownMethod: {30, mxH(-32601, 30)}, stats.InvalidMethod: {30, mxH(-32600, 30)},
 		}, 8},
 		{"long blocking", mxCycle(6*25, blocking...), 6 * 25, 5 * 25, map[string]mxWant{
 			"work": {2 * 25, mxH(0, 2*25)}, "ok": {25, mxH(0, 25)}, "failb": {25, mxH(4, 25)},
-			UnknownMethod: {25, mxH(-32601, 25)}, InvalidMethod: {25, mxH(-32600, 25)},
+			stats.UnknownMethod: {25, mxH(-32601, 25)}, stats.InvalidMethod: {25, mxH(-32600, 25)},
 		}, 7},
 	}
 	for _, c := range cases {
@@ -651,8 +652,8 @@ func TestMetrics_busyCountsServerBusy(t *testing.T) {
 	s := mxRead(t, tab)
 	s.check(t, "work", 4, mxH(-32000, 4))
 	s.check(t, "ok", 1, mxH(-32000, 1))
-	s.check(t, UnknownMethod, 1, mxH(-32601, 1))
-	s.check(t, InvalidMethod, 1, mxH(-32600, 1))
+	s.check(t, stats.UnknownMethod, 1, mxH(-32601, 1))
+	s.check(t, stats.InvalidMethod, 1, mxH(-32600, 1))
 	s.checkBatches(t, 1, 5, map[int]uint64{2: 1})
 
 	// A pool with one worker, held: a batch's blocking elements find no
@@ -675,7 +676,7 @@ func TestMetrics_busyCountsServerBusy(t *testing.T) {
 	s.check(t, "ok", 1, mxH(0, 1))
 }
 
-// TestMetrics_busyCountsNoDuration: MethodMetrics.Duration says a call
+// TestMetrics_busyCountsNoDuration: stats.Method.Duration says a call
 // answered without running (busy) counts 0: alone or in a batch.
 func TestMetrics_busyCountsNoDuration(t *testing.T) {
 	ctx := context.Background()
@@ -721,7 +722,7 @@ func TestMetrics_maxConcurrentRefusals(t *testing.T) {
 	mxCheckReply(t, "gate", <-done, 0)
 	s = mxRead(t, tab)
 	s.check(t, "gate", 4, mxH(0, 1, -32000, 3))
-	if r := tab.LimitRefusals(); r != (LimitRefusals{Concurrency: 3}) {
+	if r := tab.LimitRefusals(); r != (stats.Refusals{Concurrency: 3}) {
 		t.Errorf("LimitRefusals %+v, want Concurrency 3", r)
 	}
 }
@@ -760,7 +761,7 @@ func TestMetrics_responseTooLarge(t *testing.T) {
 		s := mxRead(t, tab)
 		s.check(t, "big", 14, mxH(0, 2+10-k, -32008, 2+k))
 		s.check(t, "bigb", 1, mxH(-32008, 1))
-		if r := tab.LimitRefusals(); r != (LimitRefusals{ResponseSize: uint64(3 + k)}) {
+		if r := tab.LimitRefusals(); r != (stats.Refusals{ResponseSize: uint64(3 + k)}) {
 			t.Errorf("parallel %d: LimitRefusals %+v, want ResponseSize %d", parallel, r, 3+k)
 		}
 	}
@@ -785,8 +786,8 @@ func TestMetrics_rateLimit(t *testing.T) {
 	s := mxRead(t, tab)
 	s.check(t, "ok", 6, mxH(0, 1, -32005, 5))
 	s.check(t, "work", 2, mxH(-32005, 2))
-	s.check(t, UnknownMethod, 1, mxH(-32601, 1))
-	if r := tab.LimitRefusals(); r != (LimitRefusals{Rate: 5, RateDropped: 2}) {
+	s.check(t, stats.UnknownMethod, 1, mxH(-32601, 1))
+	if r := tab.LimitRefusals(); r != (stats.Refusals{Rate: 5, RateDropped: 2}) {
 		t.Errorf("LimitRefusals %+v, want Rate 5, RateDropped 2", r)
 	}
 }
@@ -813,7 +814,7 @@ func TestMetrics_subscriptionLimit(t *testing.T) {
 	mxCheckReply(t, msg, tab.Dispatch(ctx, nil, []byte(msg)), -32006)
 	s := mxRead(t, tab)
 	s.check(t, "s_subscribe", 2, mxH(0, 1, -32006, 1))
-	if r := tab.LimitRefusals(); r != (LimitRefusals{Subscriptions: 1}) {
+	if r := tab.LimitRefusals(); r != (stats.Refusals{Subscriptions: 1}) {
 		t.Errorf("LimitRefusals %+v, want Subscriptions 1", r)
 	}
 }
@@ -859,7 +860,7 @@ func TestMetrics_interceptorRefusalCode(t *testing.T) {
 	s := mxRead(t, tab)
 	s.check(t, "ok", 3, mxH(4001, 3))
 	s.check(t, "fail", 3, mxH(8, 1, 4002, 2))
-	s.check(t, UnknownMethod, 2, mxH(4003, 2))
+	s.check(t, stats.UnknownMethod, 2, mxH(4003, 2))
 	s.check(t, "work", 2, mxH(0, 2))
 }
 
@@ -871,15 +872,15 @@ func TestMetrics_interceptorRefusalOfFaultCode(t *testing.T) {
 	tab.Use(mxRefuser)
 	mxDo(t, tab, `{"jsonrpc":`, 4004)
 	mxDo(t, tab, mxBatch(mxReq(1, "work", "[1]"), mxReq(2, "work", "[1]"), mxReq(3, "work", "[1]")), 4005)
-	mxRead(t, tab).check(t, InvalidMethod, 2, mxH(4004, 1, 4005, 1))
+	mxRead(t, tab).check(t, stats.InvalidMethod, 2, mxH(4004, 1, 4005, 1))
 }
 
 // mxBucket returns the index of the duration bucket whose bound is d.
 func mxBucket(t testing.TB, d time.Duration) int {
 	t.Helper()
-	i := slices.Index(DurationBuckets(), d)
+	i := slices.Index(stats.DurationBuckets(), d)
 	if i < 0 {
-		t.Fatalf("no bucket bound %v in %v", d, DurationBuckets())
+		t.Fatalf("no bucket bound %v in %v", d, stats.DurationBuckets())
 	}
 	return i
 }
@@ -931,18 +932,18 @@ func TestMetrics_durationHistogram(t *testing.T) {
 // bound, in +Inf. Same for batch sizes. White-box: real clocks cannot hit
 // a bound.
 func TestMetrics_histogramBounds(t *testing.T) {
-	bounds := DurationBuckets()
+	bounds := stats.DurationBuckets()
 	if len(bounds) == 0 || bounds[len(bounds)-1] != 10*time.Second || !slices.IsSorted(bounds) || slices.Index(bounds, 50*time.Millisecond) < 0 {
-		t.Errorf("DurationBuckets() = %v, want increasing bounds up to 10s, 50ms among them", bounds)
+		t.Errorf("stats.DurationBuckets() = %v, want increasing bounds up to 10s, 50ms among them", bounds)
 	}
 	first := bounds[0]
-	DurationBuckets()[0] = -1 // a copy: the table's bounds stay
-	if got := DurationBuckets()[0]; got != first {
-		t.Errorf("DurationBuckets()[0] = %v after writing a copy, want %v", got, first)
+	stats.DurationBuckets()[0] = -1 // a copy: the table's bounds stay
+	if got := stats.DurationBuckets()[0]; got != first {
+		t.Errorf("stats.DurationBuckets()[0] = %v after writing a copy, want %v", got, first)
 	}
 	wantB := []int{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
-	if got := BatchSizeBuckets(); !slices.Equal(got, wantB) {
-		t.Errorf("BatchSizeBuckets() = %v, want %v", got, wantB)
+	if got := stats.BatchSizeBuckets(); !slices.Equal(got, wantB) {
+		t.Errorf("stats.BatchSizeBuckets() = %v, want %v", got, wantB)
 	}
 	wantD := bounds
 
@@ -1002,13 +1003,13 @@ func TestMetrics_disabled(t *testing.T) {
 		mxDo(t, tab, mxReq(1, "ok", ""), -32005)
 		mxDo(t, tab, mxBatch(mxReq(1, "ok", ""), mxReq(2, "ok", "")), -32600)
 		called := false
-		if b, ok := tab.Metrics(func(*MethodMetrics) { called = true }); ok || called || b.Sizes.Count != 0 || b.Sizes.Buckets != nil {
+		if b, ok := tab.Metrics(func(*stats.Method) { called = true }); ok || called || b.Sizes.Count != 0 || b.Sizes.Buckets != nil {
 			t.Errorf("Metrics: %v, called %v, %+v; want false, not called, zero", ok, called, b)
 		}
 		if tab.MetricsEnabled() {
 			t.Error("MetricsEnabled() = true")
 		}
-		if r := tab.LimitRefusals(); r != (LimitRefusals{Rate: 1}) {
+		if r := tab.LimitRefusals(); r != (stats.Refusals{Rate: 1}) {
 			t.Errorf("LimitRefusals %+v, want Rate 1 alone", r)
 		}
 	}
@@ -1048,7 +1049,7 @@ func TestMetrics_concurrentDispatchAndReads(t *testing.T) {
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
-		last := map[string]MethodMetrics{}
+		last := map[string]stats.Method{}
 		for {
 			select {
 			case <-stop:
@@ -1104,8 +1105,8 @@ func TestMetrics_concurrentDispatchAndReads(t *testing.T) {
 	s.check(t, "fail", per*(1+35), mxH(7, per, 9, per*35))
 	s.check(t, "work", per*2, mxH(0, per*2))
 	s.check(t, "failb", per, mxH(3, per))
-	s.check(t, UnknownMethod, per, mxH(-32601, per))
-	s.check(t, InvalidMethod, per, mxH(-32600, per))
+	s.check(t, stats.UnknownMethod, per, mxH(-32601, per))
+	s.check(t, stats.InvalidMethod, per, mxH(-32600, per))
 	s.checkBatches(t, 2*per, float64(per*(4+70)), map[int]uint64{2: uint64(per), 6: uint64(per)})
 }
 
@@ -1185,7 +1186,7 @@ func TestMetrics_burstTalliedUntilFlush(t *testing.T) {
 	Register(tab, "bad", func(context.Context, Raw) (int, error) { return 0, NewError(7, "bad") }, Inline())
 	counts := func() map[string]string {
 		out := map[string]string{}
-		tab.Metrics(func(m *MethodMetrics) {
+		tab.Metrics(func(m *stats.Method) {
 			h := ""
 			for _, c := range m.Handled {
 				h += fmt.Sprintf(" %d:%d", int(c.Code), c.Count)
@@ -1236,7 +1237,7 @@ func TestMetrics_pendingNeverFlushedCountsAtOnce(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // idle between messages
 	}
-	tab.Metrics(func(m *MethodMetrics) {
+	tab.Metrics(func(m *stats.Method) {
 		if m.Method != "a" {
 			return
 		}

@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool/clock"
 )
@@ -358,7 +359,7 @@ func (a *accessLog) call(ctx context.Context, st *state, r *parser.Request, d in
 	method := ""
 	switch {
 	case r == nil:
-	case st.cur != nil && st.cur.name != UnknownMethod && st.cur.name != InvalidMethod:
+	case st.cur != nil && st.cur.name != stats.UnknownMethod && st.cur.name != stats.InvalidMethod:
 		method = clip(st.cur.name)
 	case r.MethodEscaped:
 		method = clip(r.AppendMethod(nil))

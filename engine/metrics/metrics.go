@@ -27,6 +27,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -43,7 +44,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 // The series of a table.
 var (
 	descStarted = desc("started_total",
-		"Calls started: requests, notifications and batch elements, by method ("+handler.UnknownMethod+" for names not registered, "+handler.InvalidMethod+" for invalid requests).", "method")
+		"Calls started: requests, notifications and batch elements, by method ("+stats.UnknownMethod+" for names not registered, "+stats.InvalidMethod+" for invalid requests).", "method")
 	descHandled = desc("handled_total",
 		"Calls finished, by method and by the JSON-RPC code of their reply (0 for a result; other for codes past the 32 distinct application codes a server tells apart).", "method", "code")
 	descHandling = desc("handling_seconds",
@@ -145,7 +146,7 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v int64, labels ...s
 
 // histogram exports h, whose buckets are bounded by bounds (the last
 // one, +Inf, implied).
-func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h *handler.Histogram, bounds []float64, labels ...string) {
+func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h *stats.Histogram, bounds []float64, labels ...string) {
 	buckets := make(map[float64]uint64, len(bounds))
 	var n uint64
 	for i, b := range bounds {
@@ -158,14 +159,14 @@ func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h *handler.Histo
 var (
 	durationBounds = func() []float64 {
 		var out []float64
-		for _, d := range handler.DurationBuckets() {
+		for _, d := range stats.DurationBuckets() {
 			out = append(out, d.Seconds())
 		}
 		return out
 	}()
 	batchBounds = func() []float64 {
 		var out []float64
-		for _, n := range handler.BatchSizeBuckets() {
+		for _, n := range stats.BatchSizeBuckets() {
 			out = append(out, float64(n))
 		}
 		return out
@@ -174,7 +175,7 @@ var (
 
 func (c *Collector) collectTable(ch chan<- prometheus.Metric, s *engine.Stats) {
 	t := c.t
-	batches, ok := t.Metrics(func(m *handler.MethodMetrics) {
+	batches, ok := t.Metrics(func(m *stats.Method) {
 		counter(ch, descStarted, m.Started, m.Method)
 		for _, h := range m.Handled {
 			code := "other"

@@ -20,6 +20,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine/metrics"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -235,8 +236,8 @@ func TestMetrics_movesUnderTraffic(t *testing.T) {
 	want(t, f, 1, "jsonrpc_server_handled_total", "method", "sleep", "code", "0")
 	want(t, f, 1, "jsonrpc_server_handled_total", "method", "sleep", "code", "-32000")
 	want(t, f, 1, "jsonrpc_server_handled_total", "method", "fail", "code", "1000")
-	want(t, f, 2, "jsonrpc_server_handled_total", "method", handler.UnknownMethod, "code", "-32601")
-	want(t, f, 1, "jsonrpc_server_handled_total", "method", handler.InvalidMethod, "code", "-32700")
+	want(t, f, 2, "jsonrpc_server_handled_total", "method", stats.UnknownMethod, "code", "-32601")
+	want(t, f, 1, "jsonrpc_server_handled_total", "method", stats.InvalidMethod, "code", "-32700")
 	want(t, f, 1, "jsonrpc_server_handled_total", "method", "clock_subscribe", "code", "0")
 	want(t, f, 1, "jsonrpc_server_batch_size")
 	want(t, f, 1, "jsonrpc_server_busy_messages_total", "transport", "http")
@@ -367,7 +368,7 @@ func TestMetrics_limitRefusals(t *testing.T) {
 	want(t, f, 1, "jsonrpc_server_limit_refusals_total", "limit", "response_size")
 	want(t, f, 1, "jsonrpc_server_handled_total", "method", "big", "code", "-32008")
 	want(t, f, 1, "jsonrpc_server_limit_refusals_total", "limit", "batch_length")
-	want(t, f, 1, "jsonrpc_server_handled_total", "method", handler.InvalidMethod, "code", "-32600")
+	want(t, f, 1, "jsonrpc_server_handled_total", "method", stats.InvalidMethod, "code", "-32600")
 }
 
 // TestMetrics_cardinalityBounded: 10,000 random method names and 100
@@ -405,7 +406,7 @@ func TestMetrics_cardinalityBounded(t *testing.T) {
 	postJSON(t, s.addr, b.String())
 
 	f := s.scrape(t)
-	want(t, f, 10000, "jsonrpc_server_started_total", "method", handler.UnknownMethod)
+	want(t, f, 10000, "jsonrpc_server_started_total", "method", stats.UnknownMethod)
 	for _, name := range []string{"jsonrpc_server_started_total", "jsonrpc_server_handling_seconds"} {
 		if n := len(f[name].Metric); n != 3 { // coded, (unknown), (invalid)
 			t.Errorf("%s: %d series, want 3", name, n)
