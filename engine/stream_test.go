@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // TestStream_bareLiteralsGetJSONRPC: a stream whose first message is a
@@ -105,7 +106,7 @@ func TestStream_invalidJSONCloses(t *testing.T) {
 func TestStream_methodParseErrorKeepsConnection(t *testing.T) {
 	tab := handler.NewTable(handler.WithLogger(quiet()))
 	handler.Register(tab, "parseInner", func(context.Context, [1]string) (int, error) {
-		return 0, &handler.Error{Code: handler.CodeParseError, Message: "inner document is not JSON"}
+		return 0, &handler.Error{Code: parser.CodeParseError, Message: "inner document is not JSON"}
 	}, handler.Inline())
 	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
 	_, tcp, _ := startEngine(t, tab)

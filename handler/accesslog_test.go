@@ -252,7 +252,7 @@ func TestAccessLog_deferredCallLogsItsOwnCode(t *testing.T) {
 }
 
 // TestAccessLog_timeoutRecord: a call answered at its deadline logs
-// CodeDeadline, once, and its duration is at least the timeout.
+// parser.CodeDeadline, once, and its duration is at least the timeout.
 func TestAccessLog_timeoutRecord(t *testing.T) {
 	tab, h := alTable(true, AccessLog{Sample: 1})
 	g := newMxGate()

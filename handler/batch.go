@@ -39,7 +39,7 @@ func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) 
 
 // runElems runs elements in order, appending their replies separated by
 // commas and noting each one's span. Once the replies pass limit, the
-// remaining elements are answered CodeResponseTooLarge without running.
+// remaining elements are answered parser.CodeResponseTooLarge without running.
 func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []element, limit int) []byte {
 	start := len(dst)
 	obs, timed := t.obs != nil, t.obs != nil && t.obs.metrics != nil // the access log alone needs no element's time
@@ -56,7 +56,7 @@ func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []ele
 		before := len(dst)
 		if mark-start > limit {
 			dst = appendTooLarge(dst, &e.req, 0, limit)
-			st.code = CodeResponseTooLarge
+			st.code = parser.CodeResponseTooLarge
 			t.refused(refuseResponseSize)
 		} else {
 			dst = t.runElem(ctx, st, dst, e)
@@ -90,7 +90,7 @@ func closeArray(dst []byte, open int) []byte {
 // batch plans and runs a batch.
 func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Message, inlineOnly bool) ([]byte, bool) {
 	if m.Len > t.opts.MaxBatch {
-		code := Code(CodeInvalidRequest)
+		code := parser.Code(parser.CodeInvalidRequest)
 		if len(t.chain) == 0 {
 			dst = appendTooLong(dst, m.Len, t.opts.MaxBatch)
 		} else {
@@ -136,7 +136,7 @@ func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Mess
 }
 
 func appendTooLong(dst []byte, n, limit int) []byte {
-	dst = appendErrorStart(dst, parser.Version2, CodeInvalidRequest)
+	dst = appendErrorStart(dst, parser.Version2, parser.CodeInvalidRequest)
 	dst = append(dst, "Invalid Request: batch of "...)
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	dst = append(dst, " requests exceeds the limit of "...)
@@ -222,8 +222,8 @@ func appendInternal(dst []byte, elems []element) []byte {
 			dst = append(dst, ',')
 		}
 		before := len(dst)
-		dst = appendErrorReply(dst, r.ID, r.Version, CodeInternalError, "Internal error", "", nil)
-		e.at, e.code = [2]int{before, len(dst)}, CodeInternalError
+		dst = appendErrorReply(dst, r.ID, r.Version, parser.CodeInternalError, "Internal error", "", nil)
+		e.at, e.code = [2]int{before, len(dst)}, parser.CodeInternalError
 	}
 	return dst
 }
@@ -322,7 +322,7 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 			if s.blocking {
 				e := &s.elems[0]
 				s.out.B = appendBusy(s.out.B, &e.req)
-				e.at, e.code, e.dur = [2]int{0, len(s.out.B)}, CodeServerBusy, 0
+				e.at, e.code, e.dur = [2]int{0, len(s.out.B)}, parser.CodeServerBusy, 0
 			}
 		}
 	}
@@ -336,7 +336,7 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 		s := &st.segs[0]
 		e := &s.elems[0]
 		if s.late {
-			st.code = CodeDeadline
+			st.code = parser.CodeDeadline
 			return appendTimeout(dst, &e.req, e.m)
 		}
 		st.code = e.code
@@ -390,9 +390,9 @@ func (t *Table) await(st *state) {
 }
 
 // join appends the replies of a batch's segments, in request order, as
-// one array: a late segment's element is answered CodeDeadline, and once
+// one array: a late segment's element is answered parser.CodeDeadline, and once
 // the replies pass MaxBatchResponseSize every remaining element is
-// answered CodeResponseTooLarge instead.
+// answered parser.CodeResponseTooLarge instead.
 func (t *Table) join(ctx context.Context, st *state, dst []byte) []byte {
 	limit := t.opts.MaxBatchResponseSize
 	open := len(dst)
@@ -414,12 +414,12 @@ func (t *Table) join(ctx context.Context, st *state, dst []byte) []byte {
 				dst = appendTooLarge(dst, &e.req, 0, limit)
 				t.refused(refuseResponseSize)
 				if o != nil {
-					o.elem(st, e, CodeResponseTooLarge, 0)
+					o.elem(st, e, parser.CodeResponseTooLarge, 0)
 				}
 			case s.late:
 				dst = appendTimeout(dst, &e.req, e.m)
 				if o != nil {
-					o.elem(st, e, CodeDeadline, nanotime()-st.t0)
+					o.elem(st, e, parser.CodeDeadline, nanotime()-st.t0)
 				}
 			default:
 				dst = append(dst, s.out.B[e.at[0]:e.at[1]]...)
@@ -447,5 +447,5 @@ func appendBusy(dst []byte, r *parser.Request) []byte {
 	if r.Notification {
 		return dst
 	}
-	return appendErrorReply(dst, r.ID, r.Version, CodeServerBusy, "Server busy", "", nil)
+	return appendErrorReply(dst, r.ID, r.Version, parser.CodeServerBusy, "Server busy", "", nil)
 }

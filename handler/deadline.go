@@ -11,12 +11,12 @@ package handler
 // Who answers a blocking call at its deadline depends on its caller. A
 // transport that watches deadlines itself (the engine: Pending.Deadline
 // and RunHere) runs the call where it would run anyway, answers
-// CodeDeadline when the deadline passes, and drops the late result: no
+// parser.CodeDeadline when the deadline passes, and drops the late result: no
 // goroutine hop. Dispatch and Run, whose caller waits for the reply, run
 // a single timed call on a worker of the table's pool while the caller
 // waits for it or for the deadline (timedSingle); a batch's timed
 // elements are segments of their own on that pool (parallel). At the
-// deadline the caller answers CodeDeadline and goes on, and the worker
+// deadline the caller answers parser.CodeDeadline and goes on, and the worker
 // drops the late result.
 
 import (
@@ -123,7 +123,7 @@ type timeoutHeads [2]string
 // timeoutReplies returns the timeoutHeads of timeout.
 func timeoutReplies(timeout time.Duration) (heads timeoutHeads) {
 	for _, v := range []parser.Version{parser.Version1, parser.Version2} {
-		b := appendErrorStart(nil, v, CodeDeadline)
+		b := appendErrorStart(nil, v, parser.CodeDeadline)
 		b = parser.AppendEscaped(b, "Deadline exceeded: the call ran past its timeout of "+timeout.String())
 		b = append(b, `"},"id":`...)
 		heads[v] = string(b)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/stats"
+	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/jetrpc/jetrpc/pool/clock"
 )
@@ -114,7 +115,7 @@ func TestPending_runHereRunsOnTheCaller(t *testing.T) {
 	if got := string(d.RunHere(context.Background(), nil)); got != want {
 		t.Errorf("RunHere past the deadline:\ngot  %s\nwant %s", got, want)
 	}
-	codes := map[handler.Code]uint64{}
+	codes := map[parser.Code]uint64{}
 	tab.Metrics(func(m *stats.Method) {
 		if m.Method == "nap" {
 			for _, c := range m.Handled {
@@ -122,7 +123,7 @@ func TestPending_runHereRunsOnTheCaller(t *testing.T) {
 			}
 		}
 	})
-	if codes[0] != 1 || codes[handler.CodeServerBusy] != 1 || codes[handler.CodeDeadline] != 1 {
+	if codes[0] != 1 || codes[parser.CodeServerBusy] != 1 || codes[parser.CodeDeadline] != 1 {
 		t.Errorf("nap's calls by code: %v, want one each of 0, -32000 and -32002", codes)
 	}
 }

@@ -39,7 +39,7 @@ func (t *Table) Dispatch(ctx context.Context, dst, msg []byte) []byte {
 // appends one -32603 reply to dst.
 func (t *Table) dispatchPanicked(v any, dst []byte) []byte {
 	t.opts.Logger.Error("jetrpc: dispatch failed", "panic", v, "stack", string(debug.Stack()))
-	return appendErrorReply(dst, nil, parser.Version2, CodeInternalError, "Internal error", "", nil)
+	return appendErrorReply(dst, nil, parser.Version2, parser.CodeInternalError, "Internal error", "", nil)
 }
 
 // dispatch runs msg, or with inlineOnly defers it to later when it needs
@@ -74,7 +74,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 			dst = t.intercept(ctx, st, dst, nil, nil, &m.Err, 0)
 			code = st.code // as an interceptor may have replaced it
 		}
-		if m.Err.Code == CodeParseError {
+		if m.Err.Code == parser.CodeParseError {
 			oc = Malformed
 		}
 		if t.obs != nil {
@@ -191,10 +191,10 @@ func notFound(dst []byte, r *parser.Request) []byte {
 	if r.Notification {
 		return dst
 	}
-	return appendErrorReply(dst, r.ID, r.Version, CodeMethodNotFound, "Method not found", "", nil)
+	return appendErrorReply(dst, r.ID, r.Version, parser.CodeMethodNotFound, "Method not found", "", nil)
 }
 
-// capReply replaces the reply dst[before:] to r by CodeResponseTooLarge
+// capReply replaces the reply dst[before:] to r by parser.CodeResponseTooLarge
 // when it passes MaxResponseSize.
 func (t *Table) capReply(st *state, dst []byte, before int, r *parser.Request) []byte {
 	if t.tooLarge(dst, before) {
@@ -210,9 +210,9 @@ func (t *Table) tooLarge(dst []byte, before int) bool {
 }
 
 // replaceTooLarge replaces the reply dst[before:] to r, too large, by
-// CodeResponseTooLarge.
+// parser.CodeResponseTooLarge.
 func (t *Table) replaceTooLarge(st *state, dst []byte, before int, r *parser.Request) []byte {
-	st.code = CodeResponseTooLarge
+	st.code = parser.CodeResponseTooLarge
 	t.refused(refuseResponseSize)
 	return appendTooLarge(dst[:before], r, len(dst)-before, t.opts.MaxResponseSize)
 }

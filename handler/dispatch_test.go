@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -268,7 +269,7 @@ func TestDispatchInline_outcomes(t *testing.T) {
 func TestDispatchInline_methodsOwnParseErrorIsReplied(t *testing.T) {
 	tab := handler.NewTable(handler.WithLogger(slog.New(slog.DiscardHandler)))
 	handler.Register(tab, "parseInner", func(context.Context, [1]string) (int, error) {
-		return 0, &handler.Error{Code: handler.CodeParseError, Message: "inner document is not JSON"}
+		return 0, &handler.Error{Code: parser.CodeParseError, Message: "inner document is not JSON"}
 	}, handler.Inline())
 	out, oc := tab.DispatchInline(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"parseInner","params":["{"],"id":1}`), nil)
 	if want := `{"jsonrpc":"2.0","error":{"code":-32700,"message":"inner document is not JSON"},"id":1}`; string(out) != want || oc != handler.Replied {

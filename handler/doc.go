@@ -41,9 +41,12 @@
 // # Errors
 //
 // A method returns an error to fail a call. An *Error is sent with its
-// code, message and data; a context error is sent as CodeCancelled or
-// CodeDeadline; any other error as -32603 "Internal error" (its text only
-// with Options.ExposeErrors). A panic is recovered, logged, and answered
+// code, message and data; a context error is sent as
+// parser.CodeCancelled or parser.CodeDeadline; any other error as -32603
+// "Internal error" (its text only with Options.ExposeErrors). The codes
+// are defined once, in package parser (parser.Code and its constants);
+// ErrInvalidParams and the other Err values here carry them, for returning
+// and for errors.Is. A panic is recovered, logged, and answered
 // with -32603 for that request alone. Faults of the message itself are
 // answered as the JSON-RPC 2.0 specification says: -32700 for invalid
 // JSON, -32600 for an invalid request (with its id when the id itself was
@@ -62,7 +65,7 @@
 // replies are gathered into one array in request order. Within a batch,
 // notifications are not ordered with respect to other elements. When the
 // worker queue is full, a blocking element is answered at once with
-// CodeServerBusy rather than queued.
+// parser.CodeServerBusy rather than queued.
 //
 // DispatchInline is the entry for event loops: it never blocks. It runs
 // what needs no worker and returns Replied (or Malformed, for text that is
@@ -122,7 +125,7 @@
 // Call.Next (Code, Err, Result, Duration). It runs where its call runs:
 // on the engine's event loop for inline methods and faults, where it must
 // not block. A method registered with Require runs only for callers that
-// hold the permissions (GrantsFrom); others get CodeForbidden (-32003).
+// hold the permissions (GrantsFrom); others get parser.CodeForbidden (-32003).
 // An Authorizer (package handler/auth builds them) gives the grants from
 // a request's head.
 //
@@ -157,7 +160,7 @@
 //
 //   - Deadlines (WithCallTimeout, Timeout per method): the method's
 //     context carries the deadline and is done when it passes; a blocking
-//     call still running then is answered CodeDeadline at once — inside a
+//     call still running then is answered parser.CodeDeadline at once — inside a
 //     batch, beside its siblings' results — and its late result is
 //     dropped. Under the engine such a call runs on the engine's worker
 //     and the event loop answers it at its deadline (Pending.Deadline,
@@ -168,18 +171,18 @@
 //   - Rate limits (WithRateLimit, Cost per method): token buckets in cost
 //     units, one per client identity (the principal an Authorizer named,
 //     else the remote IP address) and one per connection (a transport's
-//     Quota); a call past them is answered CodeLimitExceeded at once,
+//     Quota); a call past them is answered parser.CodeLimitExceeded at once,
 //     never queued, and a notification is dropped and counted
 //     (Table.RateLimited). A batch of n elements spends n calls' costs.
 //   - Concurrency per method (MaxConcurrent): calls beyond the bound are
-//     answered CodeServerBusy at once.
+//     answered parser.CodeServerBusy at once.
 //   - Subscriptions (WithMaxSubscriptions): per connection and per table,
-//     answered CodeTooManySubscriptions; unsubscribing and disconnecting
+//     answered parser.CodeTooManySubscriptions; unsubscribing and disconnecting
 //     give the slot back.
 //   - Reply sizes (WithMaxResponseSize): a reply past MaxResponseSize is
-//     replaced by CodeResponseTooLarge; once a batch's replies (error
+//     replaced by parser.CodeResponseTooLarge; once a batch's replies (error
 //     replies counted) pass MaxBatchResponseSize, its remaining elements
-//     are answered CodeResponseTooLarge without running.
+//     are answered parser.CodeResponseTooLarge without running.
 //
 // None of them allocates per call, and a table without them runs its
 // methods as directly as before.

@@ -9,39 +9,11 @@ import (
 	"github.com/jetrpc/jetrpc/parser"
 )
 
-// Code is a JSON-RPC error code, parser.Code under the name handlers
-// use. It is not an error itself; use Error.
-type Code = parser.Code
-
-// Codes reserved by the JSON-RPC 2.0 specification [std], and the server
-// codes jetrpc uses from the implementation-defined range -32000..-32099
-// (the same constants as package parser's). Applications should use codes
-// outside -32768..-32000.
-const (
-	CodeParseError     = parser.CodeParseError     // [std] invalid JSON
-	CodeInvalidRequest = parser.CodeInvalidRequest // [std] not a valid request object
-	CodeMethodNotFound = parser.CodeMethodNotFound // [std] no such method
-	CodeInvalidParams  = parser.CodeInvalidParams  // [std] params do not fit the method
-	CodeInternalError  = parser.CodeInternalError  // [std] the method failed
-	CodeServerBusy     = parser.CodeServerBusy     // no worker can take the request now; retry later
-	CodeCancelled      = parser.CodeCancelled      // the request's context was cancelled
-	CodeDeadline       = parser.CodeDeadline       // the request's context deadline passed
-	CodeForbidden      = parser.CodeForbidden      // the caller lacks a permission the method requires (Require)
-	// CodeLimitExceeded: a rate limit refused the call (RateLimit, Cost).
-	CodeLimitExceeded = parser.CodeLimitExceeded
-	// CodeTooManySubscriptions: a subscribe call found the connection's or
-	// the server's subscriptions at their limit.
-	CodeTooManySubscriptions = parser.CodeTooManySubscriptions
-	// CodeResponseTooLarge: the reply would pass MaxResponseSize, or a
-	// batch's replies MaxBatchResponseSize.
-	CodeResponseTooLarge = parser.CodeResponseTooLarge
-)
-
 // Error is a JSON-RPC error object. A handler that returns an *Error has
 // its code, message and data sent to the client as they are.
 type Error struct {
 	// Code is the error code.
-	Code Code
+	Code parser.Code
 	// Message is a short description; empty means Code.String().
 	Message string
 	// Data is optional additional information, encoded as JSON (a Raw or
@@ -50,7 +22,7 @@ type Error struct {
 }
 
 // NewError returns an *Error with the code and message.
-func NewError(code Code, message string) *Error {
+func NewError(code parser.Code, message string) *Error {
 	return &Error{Code: code, Message: message}
 }
 
@@ -74,7 +46,7 @@ func (e *Error) message() string {
 }
 
 // ErrorCode returns e.Code (parser.Coder).
-func (e *Error) ErrorCode() Code { return e.Code }
+func (e *Error) ErrorCode() parser.Code { return e.Code }
 
 var _ parser.Coder = (*Error)(nil)
 
@@ -88,23 +60,23 @@ func (e *Error) Is(target error) bool {
 // Errors with the standard codes, for use with errors.Is and as handler
 // results (return handler.ErrInvalidParams, for instance).
 var (
-	ErrParse          = &Error{Code: CodeParseError}
-	ErrInvalidRequest = &Error{Code: CodeInvalidRequest}
-	ErrMethodNotFound = &Error{Code: CodeMethodNotFound}
-	ErrInvalidParams  = &Error{Code: CodeInvalidParams}
-	ErrInternal       = &Error{Code: CodeInternalError}
-	ErrServerBusy     = &Error{Code: CodeServerBusy}
-	ErrForbidden      = &Error{Code: CodeForbidden}
+	ErrParse          = &Error{Code: parser.CodeParseError}
+	ErrInvalidRequest = &Error{Code: parser.CodeInvalidRequest}
+	ErrMethodNotFound = &Error{Code: parser.CodeMethodNotFound}
+	ErrInvalidParams  = &Error{Code: parser.CodeInvalidParams}
+	ErrInternal       = &Error{Code: parser.CodeInternalError}
+	ErrServerBusy     = &Error{Code: parser.CodeServerBusy}
+	ErrForbidden      = &Error{Code: parser.CodeForbidden}
 	// ErrDeadline answers a call that ran past its timeout (Timeout,
 	// WithCallTimeout).
-	ErrDeadline = &Error{Code: CodeDeadline}
+	ErrDeadline = &Error{Code: parser.CodeDeadline}
 	// ErrLimitExceeded answers a call a rate limit refused.
-	ErrLimitExceeded = &Error{Code: CodeLimitExceeded}
+	ErrLimitExceeded = &Error{Code: parser.CodeLimitExceeded}
 	// ErrTooManySubscriptions answers a subscribe call over the
 	// subscription limits.
-	ErrTooManySubscriptions = &Error{Code: CodeTooManySubscriptions}
+	ErrTooManySubscriptions = &Error{Code: parser.CodeTooManySubscriptions}
 	// ErrResponseTooLarge replaces a reply over the response size limits.
-	ErrResponseTooLarge = &Error{Code: CodeResponseTooLarge}
+	ErrResponseTooLarge = &Error{Code: parser.CodeResponseTooLarge}
 )
 
 // Errors of an Authorizer (see AuthStatus).
@@ -124,9 +96,9 @@ var (
 )
 
 // ErrorCode returns the code an error is sent with: the code of an *Error
-// or a parser fault (any parser.Coder, found with errors.As), CodeCancelled or CodeDeadline for the context
-// errors, 0 for nil, and CodeInternalError for anything else.
-func ErrorCode(err error) Code {
+// or a parser fault (any parser.Coder, found with errors.As), parser.CodeCancelled or parser.CodeDeadline for the context
+// errors, 0 for nil, and parser.CodeInternalError for anything else.
+func ErrorCode(err error) parser.Code {
 	if err == nil {
 		return 0
 	}
@@ -139,11 +111,11 @@ func ErrorCode(err error) Code {
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		return CodeCancelled
+		return parser.CodeCancelled
 	case errors.Is(err, context.DeadlineExceeded):
-		return CodeDeadline
+		return parser.CodeDeadline
 	}
-	return CodeInternalError
+	return parser.CodeInternalError
 }
 
 // Registration errors.
@@ -180,7 +152,7 @@ var (
 	// ErrNotificationsUnsupported answers a subscribe request that came
 	// over a transport without server push (HTTP). Its code and message
 	// are geth's.
-	ErrNotificationsUnsupported = NewError(CodeMethodNotFound, "notifications not supported")
+	ErrNotificationsUnsupported = NewError(parser.CodeMethodNotFound, "notifications not supported")
 	// ErrSubscriptionNotFound answers an unsubscribe request for an id
 	// that this connection does not hold.
 	ErrSubscriptionNotFound = NewError(-32000, "subscription not found")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // call dispatches one request to tab and returns the reply.
@@ -213,7 +214,7 @@ func wantInvalidParams(t testing.TB, at string, e *wireError, result []byte, wan
 		t.Errorf("%s: want -32602 (%q), got result %s", at, want, result)
 		return
 	}
-	if e.Code != int(handler.CodeInvalidParams) || !strings.HasPrefix(e.Message, "Invalid params: ") {
+	if e.Code != int(parser.CodeInvalidParams) || !strings.HasPrefix(e.Message, "Invalid params: ") {
 		t.Errorf("%s: want -32602 Invalid params, got %d %q", at, e.Code, e.Message)
 		return
 	}

@@ -80,7 +80,7 @@ type Call struct {
 	level    int    // the interceptor running now
 	called   uint64 // the levels that called Next, by bit
 	answered bool   // the terminal ran, or a refusal replaced its reply
-	code     Code
+	code     parser.Code
 	err      error
 	res      [2]int        // the result's span in dst, on success
 	dur      time.Duration // the start of the terminal on the monotonic clock (since epoch); its duration once timed
@@ -136,18 +136,18 @@ func (c *Call) Notification() bool {
 }
 
 // Fault returns the code of the call's fault when it cannot reach a
-// method at all — CodeParseError, CodeInvalidRequest or
-// CodeMethodNotFound — and 0 otherwise. It is known before Next.
-func (c *Call) Fault() Code {
+// method at all — parser.CodeParseError, parser.CodeInvalidRequest or
+// parser.CodeMethodNotFound — and 0 otherwise. It is known before Next.
+func (c *Call) Fault() parser.Code {
 	switch {
 	case c.req == nil && c.fault != nil:
 		return c.fault.Code
 	case c.req == nil:
-		return CodeInvalidRequest // a batch too long
+		return parser.CodeInvalidRequest // a batch too long
 	case !c.req.Err.OK():
 		return c.req.Err.Code
 	case c.m == nil:
-		return CodeMethodNotFound
+		return parser.CodeMethodNotFound
 	}
 	return 0
 }
@@ -188,7 +188,7 @@ func (c *Call) run(ctx context.Context) {
 // Code returns the outcome's code, after Next: 0 for a result, else the
 // code of the error the reply carries (for a notification, the one it
 // would have carried).
-func (c *Call) Code() Code { return c.code }
+func (c *Call) Code() parser.Code { return c.code }
 
 // Err returns the outcome's error, after Next: nil for a result; the
 // method's error as it returned it; ErrInvalidParams, ErrMethodNotFound,
@@ -289,7 +289,7 @@ func (c *Call) terminal(ctx context.Context) {
 		c.dst = AppendFault(c.dst, nil, c.fault)
 		return
 	case c.req == nil:
-		c.code, c.err = CodeInvalidRequest, ErrInvalidRequest
+		c.code, c.err = parser.CodeInvalidRequest, ErrInvalidRequest
 		c.dst = appendTooLong(c.dst, c.tooBig, c.t.opts.MaxBatch)
 		return
 	}
@@ -300,11 +300,11 @@ func (c *Call) terminal(ctx context.Context) {
 }
 
 // faultErr is the error of a fault's code.
-func faultErr(code Code) error {
+func faultErr(code parser.Code) error {
 	switch code {
-	case CodeParseError:
+	case parser.CodeParseError:
 		return ErrParse
-	case CodeMethodNotFound:
+	case parser.CodeMethodNotFound:
 		return ErrMethodNotFound
 	}
 	return ErrInvalidRequest
@@ -364,15 +364,15 @@ func (t *Table) invokeSlow(ctx context.Context, st *state, dst []byte, r *parser
 // has passed the checks, or answers the refusal.
 func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
 	if !t.allow(ctx, m.cost, r.Notification) {
-		return refuse(st, dst, r, CodeLimitExceeded, "Limit exceeded", "rate limit") // a notification is dropped, and counted by the limiter
+		return refuse(st, dst, r, parser.CodeLimitExceeded, "Limit exceeded", "rate limit") // a notification is dropped, and counted by the limiter
 	}
 	if m.require != nil && !GrantsFrom(ctx).HasAll(m.require...) {
-		return refuse(st, dst, r, CodeForbidden, "Forbidden", m.forbidden)
+		return refuse(st, dst, r, parser.CodeForbidden, "Forbidden", m.forbidden)
 	}
 	if m.maxConc > 0 && m.running.Add(1) > m.maxConc {
 		m.running.Add(-1)
 		t.refused(refuseConcurrency)
-		return refuse(st, dst, r, CodeServerBusy, "Server busy", m.busy)
+		return refuse(st, dst, r, parser.CodeServerBusy, "Server busy", m.busy)
 	}
 	st.req = r
 	if m.timeout <= 0 {
@@ -394,7 +394,7 @@ func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *par
 		before := len(dst)
 		dst = m.impl.invoke(d, st, dst)
 		d.end()
-		if st.code == CodeDeadline && st.err == context.DeadlineExceeded && !r.Notification {
+		if st.code == parser.CodeDeadline && st.err == context.DeadlineExceeded && !r.Notification {
 			// The method gave up at its deadline: the reply says so as the
 			// one given without it would.
 			dst = appendTimeout(dst[:before], r, m)
@@ -412,13 +412,13 @@ func (t *Table) invokeFault(st *state, dst []byte, r *parser.Request) []byte {
 		st.code, st.err = r.Err.Code, faultErr(r.Err.Code)
 		return AppendFault(dst, r.ID, &r.Err)
 	}
-	st.code, st.err = CodeMethodNotFound, ErrMethodNotFound
+	st.code, st.err = parser.CodeMethodNotFound, ErrMethodNotFound
 	return notFound(dst, r)
 }
 
 // refuse answers r with code, msg and detail instead of running its
 // method: nothing for a notification.
-func refuse(st *state, dst []byte, r *parser.Request, code Code, msg, detail string) []byte {
+func refuse(st *state, dst []byte, r *parser.Request, code parser.Code, msg, detail string) []byte {
 	st.code, st.err = code, codeErr(code)
 	if r.Notification {
 		return dst
@@ -427,11 +427,11 @@ func refuse(st *state, dst []byte, r *parser.Request, code Code, msg, detail str
 }
 
 // codeErr is the error of a refusal's code.
-func codeErr(code Code) error {
+func codeErr(code parser.Code) error {
 	switch code {
-	case CodeLimitExceeded:
+	case parser.CodeLimitExceeded:
 		return ErrLimitExceeded
-	case CodeForbidden:
+	case parser.CodeForbidden:
 		return ErrForbidden
 	}
 	return ErrServerBusy

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -226,20 +227,20 @@ func TestUse_faults(t *testing.T) {
 		method     string
 		registered bool
 		id         string
-		fault      handler.Code
-		code       handler.Code
+		fault      parser.Code
+		code       parser.Code
 		err        error
 	}{
-		{here(), "unknown method", `{"jsonrpc":"2.0","method":"nope","id":1}`, nil, "nope", false, "1", handler.CodeMethodNotFound, handler.CodeMethodNotFound, handler.ErrMethodNotFound},
-		{here(), "unknown escaped method", `{"jsonrpc":"2.0","method":"a\u0062c","id":1}`, nil, "abc", false, "1", handler.CodeMethodNotFound, handler.CodeMethodNotFound, handler.ErrMethodNotFound},
+		{here(), "unknown method", `{"jsonrpc":"2.0","method":"nope","id":1}`, nil, "nope", false, "1", parser.CodeMethodNotFound, parser.CodeMethodNotFound, handler.ErrMethodNotFound},
+		{here(), "unknown escaped method", `{"jsonrpc":"2.0","method":"a\u0062c","id":1}`, nil, "abc", false, "1", parser.CodeMethodNotFound, parser.CodeMethodNotFound, handler.ErrMethodNotFound},
 		{here(), "escaped registered method", `{"jsonrpc":"2.0","method":"\u0061dd","params":[1,2],"id":1}`, nil, "add", true, "1", 0, 0, nil},
-		{here(), "invalid request", `{"jsonrpc":"2.0","method":1,"id":1}`, nil, "", false, "1", handler.CodeInvalidRequest, handler.CodeInvalidRequest, handler.ErrInvalidRequest},
-		{here(), "invalid request in a batch", `[1]`, nil, "", false, "", handler.CodeInvalidRequest, handler.CodeInvalidRequest, handler.ErrInvalidRequest},
-		{here(), "empty batch", `[]`, nil, "", false, "", handler.CodeInvalidRequest, handler.CodeInvalidRequest, handler.ErrInvalidRequest},
-		{here(), "parse error", `{"jsonrpc":"2.0","method":`, nil, "", false, "", handler.CodeParseError, handler.CodeParseError, handler.ErrParse},
+		{here(), "invalid request", `{"jsonrpc":"2.0","method":1,"id":1}`, nil, "", false, "1", parser.CodeInvalidRequest, parser.CodeInvalidRequest, handler.ErrInvalidRequest},
+		{here(), "invalid request in a batch", `[1]`, nil, "", false, "", parser.CodeInvalidRequest, parser.CodeInvalidRequest, handler.ErrInvalidRequest},
+		{here(), "empty batch", `[]`, nil, "", false, "", parser.CodeInvalidRequest, parser.CodeInvalidRequest, handler.ErrInvalidRequest},
+		{here(), "parse error", `{"jsonrpc":"2.0","method":`, nil, "", false, "", parser.CodeParseError, parser.CodeParseError, handler.ErrParse},
 		{here(), "batch over MaxBatch", `[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2},{"jsonrpc":"2.0","method":"add","params":[1,2],"id":3}]`,
-			[]handler.Option{handler.WithMaxBatch(2)}, "", false, "", handler.CodeInvalidRequest, handler.CodeInvalidRequest, handler.ErrInvalidRequest},
-		{here(), "invalid params", `{"jsonrpc":"2.0","method":"add","params":[1,"x"],"id":1}`, nil, "add", true, "1", 0, handler.CodeInvalidParams, handler.ErrInvalidParams},
+			[]handler.Option{handler.WithMaxBatch(2)}, "", false, "", parser.CodeInvalidRequest, parser.CodeInvalidRequest, handler.ErrInvalidRequest},
+		{here(), "invalid params", `{"jsonrpc":"2.0","method":"add","params":[1,"x"],"id":1}`, nil, "add", true, "1", 0, parser.CodeInvalidParams, handler.ErrInvalidParams},
 	} {
 		plain := newICTable(t, tc.opts...)
 		want := plain.call(t, tc.msg)
@@ -276,7 +277,7 @@ func TestUse_faults(t *testing.T) {
 func TestUse_parseErrorRefusedStaysMalformed(t *testing.T) {
 	it := newICTable(t)
 	it.Use(func(ctx context.Context, c *handler.Call) error {
-		if c.Fault() == handler.CodeParseError {
+		if c.Fault() == parser.CodeParseError {
 			return handler.NewError(-1, "not JSON")
 		}
 		return nil
@@ -309,7 +310,7 @@ func TestCall_refuse(t *testing.T) {
 	} {
 		it := newICTable(t, tc.opts...)
 		var log callLog
-		var code handler.Code
+		var code parser.Code
 		var seen error
 		it.Use(func(ctx context.Context, c *handler.Call) error {
 			c.Next(ctx)
@@ -333,7 +334,7 @@ func TestCall_refuse(t *testing.T) {
 func TestCall_errorAfterNextReplacesReply(t *testing.T) {
 	it := newICTable(t)
 	var outer struct {
-		code handler.Code
+		code parser.Code
 		err  error
 		res  string
 	}
@@ -445,7 +446,7 @@ func TestCall_contextReplaced(t *testing.T) {
 func TestCall_outcome(t *testing.T) {
 	for _, tc := range []struct {
 		at, msg string
-		code    handler.Code
+		code    parser.Code
 		err     error
 		result  string
 	}{
@@ -453,16 +454,16 @@ func TestCall_outcome(t *testing.T) {
 		{here(), `{"method":"add","params":[1,2],"id":1}`, 0, nil, "3"}, // 1.0
 		{here(), `{"jsonrpc":"2.0","method":"add","params":[1,2]}`, 0, nil, ""},
 		{here(), `{"jsonrpc":"2.0","method":"apperr","id":1}`, 7, errApp, ""},
-		{here(), `{"jsonrpc":"2.0","method":"plainerr","id":1}`, handler.CodeInternalError, errPlain, ""},
-		{here(), `{"jsonrpc":"2.0","method":"plainerr"}`, handler.CodeInternalError, errPlain, ""},
-		{here(), `{"jsonrpc":"2.0","method":"boom","id":1}`, handler.CodeInternalError, handler.ErrInternal, ""},
-		{here(), `{"jsonrpc":"2.0","method":"boom"}`, handler.CodeInternalError, handler.ErrInternal, ""},
-		{here(), `{"jsonrpc":"2.0","method":"add","params":{},"id":1}`, handler.CodeInvalidParams, handler.ErrInvalidParams, ""},
+		{here(), `{"jsonrpc":"2.0","method":"plainerr","id":1}`, parser.CodeInternalError, errPlain, ""},
+		{here(), `{"jsonrpc":"2.0","method":"plainerr"}`, parser.CodeInternalError, errPlain, ""},
+		{here(), `{"jsonrpc":"2.0","method":"boom","id":1}`, parser.CodeInternalError, handler.ErrInternal, ""},
+		{here(), `{"jsonrpc":"2.0","method":"boom"}`, parser.CodeInternalError, handler.ErrInternal, ""},
+		{here(), `{"jsonrpc":"2.0","method":"add","params":{},"id":1}`, parser.CodeInvalidParams, handler.ErrInvalidParams, ""},
 	} {
 		it := newICTable(t)
 		var seen struct {
-			before handler.Code
-			code   handler.Code
+			before parser.Code
+			code   parser.Code
 			err    error
 			result string
 			dur    time.Duration

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -313,9 +314,9 @@ func TestDeadline_abandonedStatesUnderChurn(t *testing.T) {
 					}
 					if r.Error != nil {
 						switch r.Error.Code {
-						case int(CodeDeadline):
+						case int(parser.CodeDeadline):
 							nLate.Add(1)
-						case int(CodeServerBusy): // the pool is full of late sleepers
+						case int(parser.CodeServerBusy): // the pool is full of late sleepers
 							nBusy.Add(1)
 						default:
 							t.Errorf("id %s: %+v", wt.id, r.Error)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // slowTable has sleep (blocking: sleeps its param in ms, or until its
@@ -51,7 +52,7 @@ func batchReplies(t testing.TB, s string) map[string]replyOf {
 func TestTimeout_answersAtTheDeadline(t *testing.T) {
 	tab, ended := slowTable(t, handler.WithCallTimeout(50*time.Millisecond))
 	r := decodeReply(t, call(t, tab, `{"jsonrpc":"2.0","id":7,"method":"sleep","params":[60000]}`))
-	if r.Error == nil || r.Error.Code != int(handler.CodeDeadline) || string(r.ID) != "7" {
+	if r.Error == nil || r.Error.Code != int(parser.CodeDeadline) || string(r.ID) != "7" {
 		t.Fatalf("reply %+v, want -32002 with id 7", r)
 	}
 	if !strings.Contains(r.Error.Message, "timeout of 50ms") {
@@ -74,7 +75,7 @@ func TestTimeout_insideABatchKeepsTheSiblings(t *testing.T) {
 	if len(rs) != 3 {
 		t.Fatalf("%d replies, want 3 (the notification gets none): %s", len(rs), got)
 	}
-	if e := rs["1"].Error; e == nil || e.Code != int(handler.CodeDeadline) {
+	if e := rs["1"].Error; e == nil || e.Code != int(parser.CodeDeadline) {
 		t.Errorf("id 1: %+v, want -32002", rs["1"])
 	}
 	if string(rs["2"].Result) != `"slept"` || string(rs["3"].Result) != "3" {
@@ -132,7 +133,7 @@ func TestMaxConcurrent_answersBusyBeyondTheBound(t *testing.T) {
 	}
 	inside.Wait()
 	r := decodeReply(t, call(t, tab, `{"jsonrpc":"2.0","id":3,"method":"hold"}`))
-	if r.Error == nil || r.Error.Code != int(handler.CodeServerBusy) || !strings.Contains(r.Error.Message, "hold runs 2 calls at most") {
+	if r.Error == nil || r.Error.Code != int(parser.CodeServerBusy) || !strings.Contains(r.Error.Message, "hold runs 2 calls at most") {
 		t.Fatalf("third call: %+v, want -32000 naming the bound", r)
 	}
 	close(release)
@@ -154,7 +155,7 @@ func TestResponseSize_singleReplyReplaced(t *testing.T) {
 		t.Fatalf("under the limit: %.80s", got)
 	}
 	r := decodeReply(t, call(t, tab, `{"jsonrpc":"2.0","id":2,"method":"big","params":[1000]}`))
-	if r.Error == nil || r.Error.Code != int(handler.CodeResponseTooLarge) || string(r.ID) != "2" {
+	if r.Error == nil || r.Error.Code != int(parser.CodeResponseTooLarge) || string(r.ID) != "2" {
 		t.Fatalf("over the limit: %+v, want -32008", r)
 	}
 	if !strings.Contains(r.Error.Message, "exceed the limit of 1000 bytes") {
@@ -180,12 +181,12 @@ func TestResponseSize_batchCountsErrorRepliesToo(t *testing.T) {
 		b.WriteString(`{"jsonrpc":"2.0","id":5,"method":"fast","params":[5]},{"jsonrpc":"2.0","id":6,"method":"fast","params":[6]}]`)
 		rs := batchReplies(t, call(t, tab, b.String()))
 		for _, id := range []string{"1", "2", "3", "4"} {
-			if e := rs[id].Error; e == nil || e.Code != int(handler.CodeMethodNotFound) {
+			if e := rs[id].Error; e == nil || e.Code != int(parser.CodeMethodNotFound) {
 				t.Errorf("parallel=%v id %s: %+v, want -32601", parallel, id, rs[id])
 			}
 		}
 		for _, id := range []string{"5", "6"} {
-			if e := rs[id].Error; e == nil || e.Code != int(handler.CodeResponseTooLarge) {
+			if e := rs[id].Error; e == nil || e.Code != int(parser.CodeResponseTooLarge) {
 				t.Errorf("parallel=%v id %s: %+v, want -32008", parallel, id, rs[id])
 			}
 		}

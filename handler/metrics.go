@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jetrpc/jetrpc/handler/stats"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // nDurationBounds and nBatchBounds size the counters' histograms: the
@@ -122,11 +123,11 @@ func newMethodMetrics(name string, blocking bool) *methodMetrics {
 }
 
 // slot returns the handled counter of code.
-func (tm *tableMetrics) slot(code Code) int {
+func (tm *tableMetrics) slot(code parser.Code) int {
 	switch {
 	case code == 0:
 		return slotOK
-	case code == CodeParseError:
+	case code == parser.CodeParseError:
 		return slotReserved
 	case code <= -32600 && code >= -32603:
 		return slotReserved + 1 + int(-32600-code)
@@ -149,19 +150,19 @@ func (tm *tableMetrics) slot(code Code) int {
 
 // slotCode returns the code of slot i, and false for the "other" slot or
 // a free one.
-func (tm *tableMetrics) slotCode(i int) (Code, bool) {
+func (tm *tableMetrics) slotCode(i int) (parser.Code, bool) {
 	switch {
 	case i == slotOK:
 		return 0, true
 	case i == slotReserved:
-		return CodeParseError, true
+		return parser.CodeParseError, true
 	case i < slotServer:
-		return Code(-32600 - (i - slotReserved - 1)), true
+		return parser.Code(-32600 - (i - slotReserved - 1)), true
 	case i < slotApp:
-		return Code(-32000 - (i - slotServer)), true
+		return parser.Code(-32000 - (i - slotServer)), true
 	case i < slotOther:
 		v := tm.codes[i-slotApp].Load()
-		return Code(v - 1<<32), v != 0
+		return parser.Code(v - 1<<32), v != 0
 	}
 	return 0, false
 }
@@ -170,7 +171,7 @@ func (tm *tableMetrics) slotCode(i int) (Code, bool) {
 func (mm *methodMetrics) started(s uint32) { mm.stripes[s].started.Add(1) }
 
 // handled counts a call of mm finished on stripe s with code after d ns.
-func (tm *tableMetrics) handled(mm *methodMetrics, s uint32, code Code, d int64) {
+func (tm *tableMetrics) handled(mm *methodMetrics, s uint32, code parser.Code, d int64) {
 	c := &mm.stripes[s]
 	c.codes[tm.slot(code)].Add(1)
 	c.buckets[bucketOf(d)].Add(1)

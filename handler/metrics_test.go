@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler/stats"
+	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -53,7 +54,7 @@ func mxFail(_ context.Context, p [1]int) (int, error) {
 	if p[0] == 0 {
 		return 1, nil
 	}
-	return 0, NewError(Code(p[0]), "fail")
+	return 0, NewError(parser.Code(p[0]), "fail")
 }
 
 // mxReq is a request with id id; params "" means none.
@@ -159,7 +160,7 @@ func mxRead(t testing.TB, tab *Table) mxSnap {
 func mxH(pairs ...int) []stats.CodeCount {
 	var h []stats.CodeCount
 	for i := 0; i < len(pairs); i += 2 {
-		h = append(h, stats.CodeCount{Code: Code(pairs[i]), Count: uint64(pairs[i+1])})
+		h = append(h, stats.CodeCount{Code: parser.Code(pairs[i]), Count: uint64(pairs[i+1])})
 	}
 	return h
 }
@@ -375,7 +376,7 @@ func TestMetrics_appCodesBeyondRegistryCountAsOther(t *testing.T) {
 	mxDo(t, tab, mxReq(1, "failb", "[-32010]"), -32010)
 	want := mxH(-32700, 1, -32603, 1, -32600, 1, -32009, 1, -32000, 1)
 	for c := 1; c <= 32; c++ {
-		want = append(want, stats.CodeCount{Code: Code(c), Count: 2})
+		want = append(want, stats.CodeCount{Code: parser.Code(c), Count: 2})
 	}
 	want[5+5-1].Count = 3 // code 5
 	want = append(want, stats.CodeCount{Other: true, Count: 8*2 + 1})
@@ -591,7 +592,7 @@ func TestMetrics_deferredCallCountsItsOwnCode(t *testing.T) {
 }
 
 // TestMetrics_timeoutCountsDeadlineOnce: a blocking call past its Timeout
-// counts CodeDeadline when it is answered, alone or as a batch element,
+// counts parser.CodeDeadline when it is answered, alone or as a batch element,
 // and its worker's late finish counts nothing more.
 func TestMetrics_timeoutCountsDeadlineOnce(t *testing.T) {
 	ctx := context.Background()
@@ -832,11 +833,11 @@ func mxRefuser(ctx context.Context, c *Call) error {
 			return NewError(4002, "replaced")
 		}
 		return nil
-	case c.Fault() == CodeMethodNotFound:
+	case c.Fault() == parser.CodeMethodNotFound:
 		return NewError(4003, "refused")
-	case c.Fault() == CodeParseError:
+	case c.Fault() == parser.CodeParseError:
 		return NewError(4004, "refused")
-	case c.Fault() == CodeInvalidRequest && c.Method() == "" && c.ID() == nil:
+	case c.Fault() == parser.CodeInvalidRequest && c.Method() == "" && c.ID() == nil:
 		return NewError(4005, "refused")
 	}
 	return nil

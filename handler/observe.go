@@ -6,7 +6,7 @@ package handler
 // call's outcome is noted where its reply is final: st.code after a
 // single request's dispatch, element.code for batch elements, recorded
 // by whoever ran them and read by the caller once it joins them (a late
-// element's code is the caller's CodeDeadline: the worker that still
+// element's code is the caller's parser.CodeDeadline: the worker that still
 // runs it owns its element). The clock is read once per message and
 // once per batch element when the observer is on, never when it is off.
 
@@ -182,7 +182,7 @@ func (o *observer) kept(st *state) {
 }
 
 // elem notes the outcome of a batch element: code, after d ns.
-func (o *observer) elem(st *state, e *element, code Code, d int64) {
+func (o *observer) elem(st *state, e *element, code parser.Code, d int64) {
 	if code != 0 {
 		st.errs++
 	}
@@ -247,7 +247,7 @@ func (o *observer) done(ctx context.Context, st *state, r *parser.Request, d int
 
 // fault notes a message answered whole before any method: not JSON, not
 // a request, or a batch too long (n elements).
-func (o *observer) fault(ctx context.Context, st *state, code Code, n int) {
+func (o *observer) fault(ctx context.Context, st *state, code parser.Code, n int) {
 	if tm := o.metrics; tm != nil {
 		tm.handled(tm.invalid, st.stripe, code, 0)
 		if n > 0 {

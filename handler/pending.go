@@ -161,7 +161,7 @@ func (d *Pending) Run(ctx context.Context, dst []byte) (out []byte) {
 }
 
 // Deadline reports when the call d holds must be answered
-// CodeDeadline if it is still running — a reading of package clock — and
+// parser.CodeDeadline if it is still running — a reading of package clock — and
 // the timeout it was set from, when it has such a deadline: a single
 // request or notification of a blocking method with a timeout (Timeout,
 // Options.CallTimeout), whose deadline counts from when DispatchInline
@@ -227,7 +227,7 @@ func (d *Pending) RunHere(ctx context.Context, dst []byte) (out []byte) {
 	// more on a loaded machine, and a late reply must never go.
 	end := clock.Now()
 	if end >= st.deadline {
-		st.code = CodeDeadline // the reply its caller gave at the deadline
+		st.code = parser.CodeDeadline // the reply its caller gave at the deadline
 		dst = appendTimeout(dst[:before], r, m)
 		end = st.deadline // the call's time is until that answer
 	} else {
@@ -252,7 +252,7 @@ func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
 	defer d.release()
 	if st.msg.Kind == parser.KindSingle {
 		if o != nil {
-			st.code = CodeServerBusy
+			st.code = parser.CodeServerBusy
 			o.done(ctx, st, st.req, 0) // answered without running
 		}
 		return appendBusy(dst, st.req)
@@ -271,7 +271,7 @@ func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
 		before := len(dst)
 		if e.req.Err.OK() && e.m != nil {
 			dst = appendBusy(dst, &e.req)
-			st.code = CodeServerBusy
+			st.code = parser.CodeServerBusy
 		} else {
 			dst = d.t.call(ctx, st, dst, &e.req, e.m) // a fault: through the interceptors, as inline
 		}

@@ -30,7 +30,7 @@ const DefaultMaxIdentities = 65_536
 // method's cost (Cost; 1 by default) from token buckets, one of the
 // client's identity and one of its connection. A call the buckets cannot
 // pay for is refused at once, never queued: a request is answered
-// CodeLimitExceeded (-32005), a notification is dropped; both are counted
+// parser.CodeLimitExceeded (-32005), a notification is dropped; both are counted
 // (Table.RateLimited). A refused call spends nothing. The zero value
 // limits nothing.
 //
@@ -121,7 +121,7 @@ func (t *Table) NewQuota() *Quota {
 }
 
 // RateLimited returns the number of calls the rate limits refused
-// (answered CodeLimitExceeded) and of notifications they dropped, since
+// (answered parser.CodeLimitExceeded) and of notifications they dropped, since
 // the table was made. Safe from any goroutine.
 func (t *Table) RateLimited() (refused, dropped uint64) {
 	if t.limiter == nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/bytedance/sonic/decoder"
 	"github.com/bytedance/sonic/encoder"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // MethodOption configures one method at registration.
@@ -62,7 +63,7 @@ func ParamNames(names ...string) MethodOption {
 // Require makes a method callable only by callers that hold every one
 // of perms (see Grants): the grants an Authorizer gave the caller's
 // transport, or those an interceptor set with WithGrants. A call without
-// them is answered CodeForbidden, -32003 "Forbidden: requires permission
+// them is answered parser.CodeForbidden, -32003 "Forbidden: requires permission
 // P" — inside a batch too, while the other elements run — and the
 // method does not run. Interceptors see the refusal (Call.Code).
 func Require(perms ...string) MethodOption {
@@ -75,7 +76,7 @@ func Require(perms ...string) MethodOption {
 func Cost(n int) MethodOption { return func(c *methodConfig) { c.cost = max(n, 1) } }
 
 // MaxConcurrent bounds the calls of the method running at once: a call
-// beyond n is answered CodeServerBusy at once, so that one slow method
+// beyond n is answered parser.CodeServerBusy at once, so that one slow method
 // cannot take the whole worker pool from the others. n ≤ 0 means no
 // bound (the default).
 func MaxConcurrent(n int) MethodOption {
@@ -85,7 +86,7 @@ func MaxConcurrent(n int) MethodOption {
 // Timeout sets the method's call timeout, instead of the table's
 // CallTimeout: the method's context carries the deadline (and is done
 // when it passes), and a call of a blocking method still running then
-// is answered CodeDeadline, -32002 "Deadline exceeded", at once — inside
+// is answered parser.CodeDeadline, -32002 "Deadline exceeded", at once — inside
 // a batch too, beside its siblings' results — and its late result is
 // dropped. An inline method is never cut short (it runs on the event
 // loop, which it must not hold for long): its context carries the
@@ -330,11 +331,11 @@ func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte 
 	}
 	if crash != nil {
 		m.table.opts.Logger.Error("jetrpc: method panicked", "method", m.name, "panic", crash, "stack", string(debug.Stack()))
-		st.code, st.err = CodeInternalError, ErrInternal
+		st.code, st.err = parser.CodeInternalError, ErrInternal
 		if req.Notification {
 			return dst
 		}
-		return appendErrorReply(dst, req.ID, req.Version, CodeInternalError, "Internal error", "the method panicked", nil)
+		return appendErrorReply(dst, req.ID, req.Version, parser.CodeInternalError, "Internal error", "the method panicked", nil)
 	}
 	if err != nil {
 		return m.appendError(st, dst, err)
@@ -364,8 +365,8 @@ func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte 
 		m.rpool.Put(rp)
 	}
 	if reason != "" {
-		st.code, st.err, st.res = CodeInternalError, ErrInternal, [2]int{}
-		return appendErrorReply(dst[:start], req.ID, req.Version, CodeInternalError, "Internal error", reason, nil)
+		st.code, st.err, st.res = parser.CodeInternalError, ErrInternal, [2]int{}
+		return appendErrorReply(dst[:start], req.ID, req.Version, parser.CodeInternalError, "Internal error", reason, nil)
 	}
 	st.res[1] = len(dst)
 	return appendReplyTail(dst, req.ID, req.Version)
@@ -381,10 +382,10 @@ func (m *typed[P, R]) appendError(st *state, dst []byte, err error) (out []byte)
 	defer func() {
 		if v := recover(); v != nil {
 			m.table.opts.Logger.Error("jetrpc: method's error panicked", "method", m.name, "panic", v)
-			st.code, st.err = CodeInternalError, ErrInternal
+			st.code, st.err = parser.CodeInternalError, ErrInternal
 			out = dst[:start]
 			if !req.Notification {
-				out = appendErrorReply(out, req.ID, req.Version, CodeInternalError, "Internal error", reasonErrorPanicked, nil)
+				out = appendErrorReply(out, req.ID, req.Version, parser.CodeInternalError, "Internal error", reasonErrorPanicked, nil)
 			}
 		}
 	}()
@@ -415,7 +416,7 @@ func (m *typed[P, R]) call(ctx context.Context, p P) (r R, err error, crash any)
 
 func (m *typed[P, R]) paramsError(st *state, dst []byte, e paramErr) []byte {
 	req := st.req
-	st.code, st.err = CodeInvalidParams, ErrInvalidParams
+	st.code, st.err = parser.CodeInvalidParams, ErrInvalidParams
 	if req.Notification {
 		return dst
 	}

@@ -41,7 +41,7 @@ func appendReplyTail(dst, id []byte, v parser.Version) []byte {
 
 // appendErrorStart starts an error reply, up to the content of the
 // message string.
-func appendErrorStart(dst []byte, v parser.Version, code Code) []byte {
+func appendErrorStart(dst []byte, v parser.Version, code parser.Code) []byte {
 	if v == parser.Version1 {
 		dst = append(dst, `{"result":null,"error":{"code":`...)
 	} else {
@@ -66,7 +66,7 @@ func appendErrorEnd(dst, data, id []byte) []byte {
 
 // appendErrorReply appends a whole error reply whose message is msg, or
 // "msg: detail" when detail is not empty.
-func appendErrorReply(dst, id []byte, v parser.Version, code Code, msg, detail string, data []byte) []byte {
+func appendErrorReply(dst, id []byte, v parser.Version, code parser.Code, msg, detail string, data []byte) []byte {
 	dst = appendErrorStart(dst, v, code)
 	dst = parser.AppendEscaped(dst, msg)
 	if detail != "" {
@@ -84,7 +84,7 @@ func appendErrorReply(dst, id []byte, v parser.Version, code Code, msg, detail s
 // message reaches the table (parser.FrameFault: a stream that cannot be
 // framed); it is the one writer of these replies.
 func AppendFault(dst, id []byte, f *parser.Error) []byte {
-	code := Code(f.Code)
+	code := parser.Code(f.Code)
 	dst = appendErrorStart(dst, parser.Version2, code)
 	dst = append(dst, code.String()...)
 	dst = append(dst, ": "...)
@@ -98,7 +98,7 @@ func AppendFault(dst, id []byte, f *parser.Error) []byte {
 // appendParamsError answers params that do not fit: -32602 naming the
 // param and the reason.
 func appendParamsError(dst, id []byte, v parser.Version, e paramErr) []byte {
-	dst = appendErrorStart(dst, v, CodeInvalidParams)
+	dst = appendErrorStart(dst, v, parser.CodeInvalidParams)
 	dst = append(dst, "Invalid params: "...)
 	if e.label != "" {
 		dst = parser.AppendEscaped(dst, e.label)
@@ -126,7 +126,7 @@ func (t *Table) appendHandlerError(st *state, dst []byte, req *parser.Request, e
 	if e == nil {
 		code := ErrorCode(err)
 		detail := ""
-		if t.opts.ExposeErrors && code == CodeInternalError {
+		if t.opts.ExposeErrors && code == parser.CodeInternalError {
 			detail = err.Error()
 		}
 		return appendErrorReply(dst, req.ID, req.Version, code, code.String(), detail, nil)
@@ -168,7 +168,7 @@ func appendTooLarge(dst []byte, r *parser.Request, n, limit int) []byte {
 	if r.Notification && r.Err.OK() {
 		return dst
 	}
-	dst = appendErrorStart(dst, r.Version, CodeResponseTooLarge)
+	dst = appendErrorStart(dst, r.Version, parser.CodeResponseTooLarge)
 	if n > 0 {
 		dst = append(dst, "Response too large: "...)
 		dst = strconv.AppendInt(dst, int64(n), 10)

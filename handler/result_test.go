@@ -92,7 +92,7 @@ func resultInternalError[R any](v R, reason string) resultCase {
 		if e == nil {
 			t.Fatalf("%s: want -32603, got result %s", at, got)
 		}
-		if e.Code != int(handler.CodeInternalError) || !strings.HasPrefix(e.Message, "Internal error") ||
+		if e.Code != int(parser.CodeInternalError) || !strings.HasPrefix(e.Message, "Internal error") ||
 			!strings.Contains(e.Message, reason) {
 			t.Errorf("%s: want -32603 %q, got %d %q", at, reason, e.Code, e.Message)
 		}

@@ -46,7 +46,7 @@ type state struct {
 	heads   [][]byte         // the HTTP heads copied for timed segments, by segment
 	wait    waitState        // batch segments on workers
 	call    Call             // the call in the interceptors
-	code    Code             // the outcome of the last invoke: its code,
+	code    parser.Code      // the outcome of the last invoke: its code,
 	err     error            // its error,
 	res     [2]int           // and its result's span in the reply
 
@@ -73,10 +73,10 @@ type waitState struct {
 // element is a planned batch element.
 type element struct {
 	req  parser.Request
-	m    *method // nil when the request is invalid or the method unknown
-	at   [2]int  // its reply's span in its segment's output (or in the reply)
-	code Code    // the code of its reply, once run, when observed
-	dur  int64   // its handling time in ns, once run, when observed
+	m    *method     // nil when the request is invalid or the method unknown
+	at   [2]int      // its reply's span in its segment's output (or in the reply)
+	code parser.Code // the code of its reply, once run, when observed
+	dur  int64       // its handling time in ns, once run, when observed
 }
 
 func (e *element) blocking() bool { return e.m != nil && !e.m.inline }

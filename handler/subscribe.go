@@ -144,8 +144,8 @@ func newSubLimits(o *Options) *subLimits {
 	return &subLimits{
 		perConn:    o.MaxSubscriptionsPerConn,
 		total:      o.MaxSubscriptions,
-		errPerConn: NewError(CodeTooManySubscriptions, "Too many subscriptions: "+strconv.Itoa(o.MaxSubscriptionsPerConn)+" per connection"),
-		errTotal:   NewError(CodeTooManySubscriptions, "Too many subscriptions: the server holds "+strconv.Itoa(o.MaxSubscriptions)),
+		errPerConn: NewError(parser.CodeTooManySubscriptions, "Too many subscriptions: "+strconv.Itoa(o.MaxSubscriptionsPerConn)+" per connection"),
+		errTotal:   NewError(parser.CodeTooManySubscriptions, "Too many subscriptions: the server holds "+strconv.Itoa(o.MaxSubscriptions)),
 		byConn:     map[Conn]int{},
 	}
 }
@@ -217,12 +217,12 @@ func (r *subscriptions) lookup(id string) *Subscription {
 // of the notifications' result, for discovery); <ns>_unsubscribe is
 // inline. The table's CallTimeout does not apply to <ns>_subscribe (start
 // must not block); given a Timeout in opts, a subscribe whose start ends
-// past it is answered CodeDeadline and its subscription ended.
+// past it is answered parser.CodeDeadline and its subscription ended.
 //
 // The live subscriptions of all the table's namespaces count together
 // against Options.MaxSubscriptionsPerConn (per connection) and
 // Options.MaxSubscriptions (in all): a subscribe past either is answered
-// CodeTooManySubscriptions (errors.Is ErrTooManySubscriptions), with the
+// parser.CodeTooManySubscriptions (errors.Is ErrTooManySubscriptions), with the
 // message "Too many subscriptions: N per connection" or "Too many
 // subscriptions: the server holds N", and start is not called. A
 // subscription's slot is given back when it ends, however it ends: on

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // limConn is a Conn that can push and discards what it is sent.
@@ -63,7 +65,7 @@ func limTable(perConn, total int) (*Table, *atomic.Int64) {
 		starts.Add(1)
 		switch p[0] {
 		case 1:
-			return NewError(CodeInvalidParams, "refused")
+			return NewError(parser.CodeInvalidParams, "refused")
 		case 2:
 			panic("boom")
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 func TestSubscription_rules(t *testing.T) {
@@ -19,7 +20,7 @@ func TestSubscription_rules(t *testing.T) {
 	var subs []*handler.Subscription
 	handler.RegisterSubscription(tab, "s", func(_ context.Context, p [1]int, sub *handler.Subscription) error {
 		if p[0] < 0 {
-			return handler.NewError(handler.CodeInvalidParams, "negative")
+			return handler.NewError(parser.CodeInvalidParams, "negative")
 		}
 		subs = append(subs, sub)
 		return nil

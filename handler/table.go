@@ -62,16 +62,16 @@ type Options struct {
 	// CallTimeout is the timeout of the calls of every method registered
 	// without Timeout: the method's context carries the deadline, and a
 	// blocking call still running when it passes is answered
-	// CodeDeadline at once (see Timeout). 0 means none; negative is
+	// parser.CodeDeadline at once (see Timeout). 0 means none; negative is
 	// none too.
 	CallTimeout time.Duration
 	// MaxResponseSize bounds one reply: a reply larger than this is
-	// replaced by CodeResponseTooLarge. 0 means DefaultMaxResponseSize;
+	// replaced by parser.CodeResponseTooLarge. 0 means DefaultMaxResponseSize;
 	// negative means no limit.
 	MaxResponseSize int
 	// MaxBatchResponseSize bounds the replies of one batch together,
 	// error replies included: once they pass it, every remaining element
-	// is answered CodeResponseTooLarge instead of its result. 0 means
+	// is answered parser.CodeResponseTooLarge instead of its result. 0 means
 	// DefaultMaxBatchResponseSize; negative means no limit.
 	MaxBatchResponseSize int
 	// RateLimit limits the calls of each client and each connection, in
@@ -79,7 +79,7 @@ type Options struct {
 	RateLimit RateLimit
 	// MaxSubscriptionsPerConn bounds the live subscriptions of one
 	// connection, all namespaces together; a subscribe call past it is
-	// answered CodeTooManySubscriptions. 0 means
+	// answered parser.CodeTooManySubscriptions. 0 means
 	// DefaultMaxSubscriptionsPerConn; negative means no limit.
 	MaxSubscriptionsPerConn int
 	// MaxSubscriptions bounds the live subscriptions of the table, all

@@ -49,7 +49,7 @@ const MaxTopicLen = 255
 
 // ErrInvalidTopic is the error for a topic name ValidTopic refuses; a
 // method answers it as -32602.
-var ErrInvalidTopic = &Error{Code: CodeInvalidParams, Message: "Invalid params: a topic name is 1 to 255 of A-Z a-z 0-9 _ - : / = + @, in parts separated by single dots"}
+var ErrInvalidTopic = &Error{Code: parser.CodeInvalidParams, Message: "Invalid params: a topic name is 1 to 255 of A-Z a-z 0-9 _ - : / = + @, in parts separated by single dots"}
 
 // ValidTopic reports whether name can name a topic: 1 to MaxTopicLen
 // bytes of ASCII letters, digits and "_-:/=+@", in non-empty parts

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // NOTE: Enqueue is the publish of inline methods. It copies the message
@@ -23,7 +25,7 @@ const DefaultPublishBacklog = 64 << 20
 // ErrPublishBacklog is Enqueue's refusal while its queues hold the
 // backlog's bytes (the fan-out or the broker is behind); a method
 // answers it as -32000, to be retried.
-var ErrPublishBacklog = &Error{Code: CodeServerBusy, Message: "Server busy: too many topic messages wait to be sent; retry later"}
+var ErrPublishBacklog = &Error{Code: parser.CodeServerBusy, Message: "Server busy: too many topic messages wait to be sent; retry later"}
 
 // TopicsOption configures NewTopics.
 type TopicsOption func(*Topics)

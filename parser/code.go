@@ -2,8 +2,10 @@ package parser
 
 import "strconv"
 
-// Code is a JSON-RPC error code: the one code type of jetrpc (package
-// handler aliases it as handler.Code). It is not an error itself; an
+// Code is a JSON-RPC error code: the one code type of jetrpc, and its
+// constants the one place the codes are defined (package handler uses
+// them: handler.Error carries a Code, handler.ErrInvalidParams and the
+// other errors of handler carry these). It is not an error itself; an
 // Error (a parser fault) or a handler.Error carries one.
 type Code int
 

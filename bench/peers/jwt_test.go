@@ -28,6 +28,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // jwtAdminAnswer is what the admin-only method jwt_admin answers.
@@ -49,7 +50,7 @@ func serveJWT(t *testing.T, secret [32]byte, grants handler.Grants) (*handler.Ta
 	}, admin, handler.Inline())
 	handler.RegisterSubscription(tab, "jwtbeat", func(_ context.Context, p [1]int64, sub *handler.Subscription) error {
 		if p[0] < 1 || p[0] > 1000 {
-			return handler.NewError(handler.CodeInvalidParams, "Invalid params: interval must be 1 to 1000 ms")
+			return handler.NewError(parser.CodeInvalidParams, "Invalid params: interval must be 1 to 1000 ms")
 		}
 		go func() {
 			tick := time.NewTicker(time.Duration(p[0]) * time.Millisecond)
@@ -342,7 +343,7 @@ func TestGethJWT_grants(t *testing.T) {
 		}
 		var rpcErr rpc.Error
 		err = c.CallContext(ctx(t), nil, "jwt_admin")
-		if !errors.As(err, &rpcErr) || rpcErr.ErrorCode() != int(handler.CodeForbidden) {
+		if !errors.As(err, &rpcErr) || rpcErr.ErrorCode() != int(parser.CodeForbidden) {
 			t.Fatalf("%s: jwt_admin without the admin grant: %v; want -32003", url, err)
 		}
 		var sum int
@@ -350,12 +351,12 @@ func TestGethJWT_grants(t *testing.T) {
 		if err := c.BatchCallContext(ctx(t), batch); err != nil {
 			t.Fatalf("%s: batch: %v", url, err)
 		}
-		if !errors.As(batch[0].Error, &rpcErr) || rpcErr.ErrorCode() != int(handler.CodeForbidden) || batch[1].Error != nil || sum != 3 {
+		if !errors.As(batch[0].Error, &rpcErr) || rpcErr.ErrorCode() != int(parser.CodeForbidden) || batch[1].Error != nil || sum != 3 {
 			t.Fatalf("%s: batch: %v, %v, %d; want -32003 then 3", url, batch[0].Error, batch[1].Error, sum)
 		}
 		if strings.HasPrefix(url, "ws") {
 			_, err := c.Subscribe(ctx(t), "jwtbeat", make(chan int64), 5)
-			if !errors.As(err, &rpcErr) || rpcErr.ErrorCode() != int(handler.CodeForbidden) {
+			if !errors.As(err, &rpcErr) || rpcErr.ErrorCode() != int(parser.CodeForbidden) {
 				t.Fatalf("jwtbeat_subscribe without the admin grant: %v; want -32003", err)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/stats"
+	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -376,7 +377,7 @@ func TestMetrics_limitRefusals(t *testing.T) {
 func TestMetrics_cardinalityBounded(t *testing.T) {
 	tab := handler.NewTable(handler.WithMetrics(true))
 	handler.Register(tab, "coded", func(_ context.Context, p [1]int) (int, error) {
-		return 0, handler.NewError(handler.Code(p[0]), "coded")
+		return 0, handler.NewError(parser.Code(p[0]), "coded")
 	}, handler.Inline())
 	s := startServer(t, tab)
 	var b strings.Builder

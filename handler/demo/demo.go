@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // MaxSleep bounds the sleep method.
@@ -45,22 +46,22 @@ type ClockParams struct {
 const MaxClockInterval = time.Hour
 
 // FailCode is the application error code of the fail method.
-const FailCode handler.Code = 1000
+const FailCode parser.Code = 1000
 
 // Errors of the arithmetic methods, built once: -32602, the params do not
 // fit.
 var (
 	// errOverflowSub answers a subtract of integers whose difference does
 	// not fit in 64 bits.
-	errOverflowSub = handler.NewError(handler.CodeInvalidParams, "Invalid params: the difference overflows a 64-bit integer")
+	errOverflowSub = handler.NewError(parser.CodeInvalidParams, "Invalid params: the difference overflows a 64-bit integer")
 	// errOverflow answers an add, or a sum of integers, whose sum does not
 	// fit in 64 bits.
-	errOverflow = handler.NewError(handler.CodeInvalidParams, "Invalid params: the sum overflows a 64-bit integer")
+	errOverflow = handler.NewError(parser.CodeInvalidParams, "Invalid params: the sum overflows a 64-bit integer")
 	// errNotFinite answers a subtract or sum of floats whose result is not
 	// a finite number.
-	errNotFinite = handler.NewError(handler.CodeInvalidParams, "Invalid params: the result is not a finite number")
+	errNotFinite = handler.NewError(parser.CodeInvalidParams, "Invalid params: the result is not a finite number")
 	// errSumWantArray answers a sum whose params are not an array.
-	errSumWantArray = handler.NewError(handler.CodeInvalidParams, "Invalid params: params must be an array")
+	errSumWantArray = handler.NewError(parser.CodeInvalidParams, "Invalid params: params must be an array")
 )
 
 // operandErrors holds the error for each operand label and reason of
@@ -69,7 +70,7 @@ var operandErrors = func() map[[2]string]*handler.Error {
 	m := map[[2]string]*handler.Error{}
 	for _, label := range []string{"minuend", "subtrahend", "numbers"} {
 		for _, reason := range []string{reasonWantNumber, reasonIntRange, reasonNumRange} {
-			m[[2]string{label, reason}] = handler.NewError(handler.CodeInvalidParams, "Invalid params: "+label+": "+reason)
+			m[[2]string{label, reason}] = handler.NewError(parser.CodeInvalidParams, "Invalid params: "+label+": "+reason)
 		}
 	}
 	return m
@@ -81,7 +82,7 @@ func operandError(label, reason string) error {
 	if e, ok := operandErrors[[2]string{label, reason}]; ok {
 		return e
 	}
-	return handler.NewError(handler.CodeInvalidParams, "Invalid params: "+label+": "+reason)
+	return handler.NewError(parser.CodeInvalidParams, "Invalid params: "+label+": "+reason)
 }
 
 // getData is the result of get_data.
@@ -143,7 +144,7 @@ func Register(t *handler.Table) {
 	handler.Register(t, "sleep", func(ctx context.Context, p SleepParams) (int64, error) {
 		d := time.Duration(p.Ms) * time.Millisecond
 		if p.Ms < 0 || p.Ms > int64(MaxSleep/time.Millisecond) {
-			return 0, handler.NewError(handler.CodeInvalidParams, "Invalid params: ms must be between 0 and 60000")
+			return 0, handler.NewError(parser.CodeInvalidParams, "Invalid params: ms must be between 0 and 60000")
 		}
 		if d == 0 {
 			return 0, ctx.Err() // no sleep: the blocking class at its cheapest, for benchmarks
@@ -172,7 +173,7 @@ func Register(t *handler.Table) {
 // keep up.
 func startClock(_ context.Context, p ClockParams, sub *handler.Subscription) error {
 	if p.IntervalMs < 1 || p.IntervalMs > int64(MaxClockInterval/time.Millisecond) {
-		return handler.NewError(handler.CodeInvalidParams, "Invalid params: interval_ms must be between 1 and 3600000")
+		return handler.NewError(parser.CodeInvalidParams, "Invalid params: interval_ms must be between 1 and 3600000")
 	}
 	go func() {
 		tick := time.NewTicker(time.Duration(p.IntervalMs) * time.Millisecond)

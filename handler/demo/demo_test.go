@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 func demoTable(t testing.TB) *handler.Table {
@@ -24,7 +25,7 @@ func demoTable(t testing.TB) *handler.Table {
 type arithmeticCase struct {
 	params string
 	result string
-	code   handler.Code
+	code   parser.Code
 	msg    string
 }
 
@@ -45,7 +46,7 @@ func runArithmetic(t *testing.T, method string, cases []arithmeticCase) {
 		}
 		var r struct {
 			Error *struct {
-				Code    handler.Code
+				Code    parser.Code
 				Message string
 			}
 		}
@@ -59,7 +60,7 @@ func runArithmetic(t *testing.T, method string, cases []arithmeticCase) {
 // the specification's examples are numbers: any JSON number is accepted,
 // integers exactly and answered without a fraction.
 func TestSubtract_anyNumber(t *testing.T) {
-	const invalid = handler.CodeInvalidParams
+	const invalid = parser.CodeInvalidParams
 	runArithmetic(t, "subtract", []arithmeticCase{
 		{params: `[42,23]`, result: `19`},
 		{params: `[23,42]`, result: `-19`},
@@ -117,7 +118,7 @@ func TestSubtract_overflow(t *testing.T) {
 // is accepted, integers are summed exactly, and a sum that does not fit is
 // -32602.
 func TestSum_anyNumber(t *testing.T) {
-	const invalid = handler.CodeInvalidParams
+	const invalid = parser.CodeInvalidParams
 	runArithmetic(t, "sum", []arithmeticCase{
 		{params: `[1,2,4]`, result: `7`},
 		{params: `[1,2.5]`, result: `3.5`},

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // TopicParams are the params of topic_publish: [name, payload].
@@ -40,7 +41,7 @@ func RegisterTopics(t *handler.Table, h *handler.Topics) {
 			if e, ok := err.(*handler.Error); ok {
 				return 0, e
 			}
-			return 0, &handler.Error{Code: handler.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
+			return 0, &handler.Error{Code: parser.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
 		}
 		return n, nil
 	}, handler.Description("publish payload on topic name; answers the number of local subscribers it is sent to"),

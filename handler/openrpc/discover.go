@@ -25,7 +25,7 @@ import (
 // OpenRPC document of t built with opts. The document is built once, on
 // the first call (t is sealed by then: every method is in it), and every
 // call answers the same bytes without allocating; a document that cannot
-// be built is answered -32603 (handler.CodeInternalError) on every call,
+// be built is answered -32603 (parser.CodeInternalError) on every call,
 // with the error's text only under handler.Options.ExposeErrors. With
 // FilterByGrants, each caller gets the document of the methods its
 // grants let it call, built on the first call that needs it and kept

@@ -145,7 +145,7 @@
 // # Limits
 //
 // The document must fit the table's MaxResponseSize (handler.Options):
-// a larger one is answered handler.CodeResponseTooLarge. Under
+// a larger one is answered parser.CodeResponseTooLarge. Under
 // FilterByGrants, rpc.discover keeps at most WithMaxDocuments documents
 // (DefaultMaxDocuments, 64); a caller beyond them gets one built for its
 // call.

@@ -21,6 +21,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/openrpc"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // newDoc builds the document of tab and decodes it back, as a client
@@ -353,7 +354,7 @@ func TestDocument_errorsAndSummary(t *testing.T) {
 	errNoFunds := &handler.Error{Code: 1002, Message: "insufficient funds", Data: map[string]int{"missing": 0}}
 	handler.Register(tab, "pay", func(context.Context, [1]int) (bool, error) { return true, nil },
 		handler.Summary("pays"), handler.Description("pays the amount, if the account allows"),
-		handler.Errors(errLocked, errNoFunds), handler.Errors(&handler.Error{Code: handler.CodeInvalidParams}))
+		handler.Errors(errLocked, errNoFunds), handler.Errors(&handler.Error{Code: parser.CodeInvalidParams}))
 	m := method(t, newDoc(t, tab), "pay")
 	if m.Summary != "pays" || m.Description != "pays the amount, if the account allows" {
 		t.Errorf("summary %q, description %q", m.Summary, m.Description)
