@@ -14,6 +14,7 @@ import (
 	"encoding/binary"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
@@ -171,7 +172,7 @@ func (h *httpCodec) corsLinesSlow(c *conn, origin []byte) string {
 		return ""
 	}
 	k := &h.cors
-	v, _ := handler.AllowOrigin(&c.e.opts.CORS, origin)
+	v, _ := httprules.AllowOrigin(&c.e.opts.CORS, origin)
 	lines := c.e.corsLines[v]
 	if len(origin) <= maxHostOK {
 		if lines != k.lines {

@@ -20,6 +20,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/pool/clock"
 )
 
@@ -378,7 +379,7 @@ func TestCORS_preflightAndReplies(t *testing.T) {
 		h.Get("Access-Control-Allow-Headers") != "Content-Type, Authorization" || h.Get("Access-Control-Max-Age") != "600" || h.Get("Vary") != "Origin" {
 		t.Errorf("preflight: %d %v", r.StatusCode, h)
 	}
-	if r := pre("https://evil.example"); r.StatusCode != 403 || r.Header.Get("Access-Control-Allow-Origin") != "" || bodyOf(r) != handler.TextOriginNotAllowed {
+	if r := pre("https://evil.example"); r.StatusCode != 403 || r.Header.Get("Access-Control-Allow-Origin") != "" || bodyOf(r) != httprules.TextOriginNotAllowed {
 		t.Errorf("body %q", bodyOf(r))
 		t.Errorf("preflight from another origin: %d %v", r.StatusCode, r.Header)
 	}
@@ -392,7 +393,7 @@ func TestCORS_preflightAndReplies(t *testing.T) {
 			t.Errorf("%s: %d %v", body, r.StatusCode, r.Header)
 		}
 		r = rawHTTP(t, tcp, post(body, "Origin: https://evil.example\r\n"), 1)[0]
-		if r.StatusCode != 403 || bodyOf(r) != handler.TextOriginNotAllowed || r.Header.Get("Access-Control-Allow-Origin") != "" {
+		if r.StatusCode != 403 || bodyOf(r) != httprules.TextOriginNotAllowed || r.Header.Get("Access-Control-Allow-Origin") != "" {
 			t.Errorf("%s from another origin: %d %q %v", body, r.StatusCode, bodyOf(r), r.Header)
 		}
 	}
@@ -416,7 +417,7 @@ func TestHosts_refuseOtherNames(t *testing.T) {
 		if r.StatusCode != want {
 			t.Errorf("Host %s: %d, want %d", host, r.StatusCode, want)
 		}
-		if want == 403 && bodyOf(r) != handler.TextHostNotAllowed {
+		if want == 403 && bodyOf(r) != httprules.TextHostNotAllowed {
 			t.Errorf("Host %s: body %q", host, bodyOf(r))
 		}
 	}
@@ -464,7 +465,7 @@ func TestHosts_ipLiteralsAndStrict(t *testing.T) {
 				want = c.strict
 			}
 			r := rawHTTP(t, tcp, c.req, 1)[0]
-			if r.StatusCode != want || want == 403 && bodyOf(r) != handler.TextHostNotAllowed {
+			if r.StatusCode != want || want == 403 && bodyOf(r) != httprules.TextHostNotAllowed {
 				t.Errorf("strict %v, %q: %d %q; want %d", strict, strings.SplitN(c.req, "Content-Type", 2)[0], r.StatusCode, bodyOf(r), want)
 			}
 		}
@@ -620,7 +621,7 @@ func TestCORS_refusedOriginRunsNothing(t *testing.T) {
 	_, tcp, _ := startEngine(t, countingTable(&n), engine.WithCORS("https://app.example"))
 	for _, m := range []string{"count", "count_blocking"} {
 		r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"`+m+`","id":1}`, "Origin: https://evil.example\r\n"), 1)[0]
-		if r.StatusCode != 403 || bodyOf(r) != handler.TextOriginNotAllowed {
+		if r.StatusCode != 403 || bodyOf(r) != httprules.TextOriginNotAllowed {
 			t.Errorf("%s from another origin: %d %q", m, r.StatusCode, bodyOf(r))
 		}
 		if r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"`+m+`","id":1}`, "Origin: null\r\n"), 1)[0]; r.StatusCode != 403 {
@@ -664,7 +665,7 @@ func TestCORS_originsChangingOnOneConnection(t *testing.T) {
 	}
 	for i, r := range rawHTTP(t, tcp, req.String(), len(origins)) {
 		if want[i] == "403" {
-			if r.StatusCode != 403 || bodyOf(r) != handler.TextOriginNotAllowed || !r.Close {
+			if r.StatusCode != 403 || bodyOf(r) != httprules.TextOriginNotAllowed || !r.Close {
 				t.Errorf("request %d (Origin %q): %d %q, close %v; want 403 and close", i, origins[i], r.StatusCode, bodyOf(r), r.Close)
 			}
 			continue
@@ -688,7 +689,7 @@ func TestKeys_tokenInURLOnlyOnWebSocket(t *testing.T) {
 	call := `{"jsonrpc":"2.0","method":"admin_only","id":1}`
 	for _, target := range []string{"/?access_token=" + key, "/?a=1&access_token=" + key} {
 		r := rawHTTP(t, tcp, "POST "+target+" HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: "+itoa(len(call))+"\r\n\r\n"+call, 1)[0]
-		if r.StatusCode != 401 || bodyOf(r) != handler.TextTokenInURL || r.Header.Get("WWW-Authenticate") != "Bearer" {
+		if r.StatusCode != 401 || bodyOf(r) != httprules.TextTokenInURL || r.Header.Get("WWW-Authenticate") != "Bearer" {
 			t.Errorf("POST %s: %d %q", target, r.StatusCode, bodyOf(r))
 		}
 	}

@@ -15,11 +15,11 @@
 // else a stream of JSON values (newline-delimited JSON, or values
 // separated by any whitespace), so that every stream input — even a bare
 // true or null — gets a JSON-RPC answer. Over HTTP a request is a POST
-// whose body is one message (Content-Type as handler.AcceptableContentType
+// whose body is one message (Content-Type as httprules.AcceptableContentType
 // says, 415 otherwise); the reply is 200 application/json, or 204 when
 // there is nothing to reply; keep-alive, pipelining, chunked bodies and
 // Expect: 100-continue work; GET of the health path answers 200
-// (handler.IsHealthCheck), and GET of a page's path (WithPage: the
+// (httprules.IsHealthCheck), and GET of a page's path (WithPage: the
 // Prometheus exposition of engine/metrics, say) answers the page, made
 // on a worker; an HTTP/1.1 request needs exactly one Host
 // header (400 otherwise). Chunk extensions and trailers count against

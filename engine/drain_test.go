@@ -22,6 +22,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // health GETs the health path on a new connection and returns the
@@ -48,7 +49,7 @@ func callHTTP(t *testing.T, addr string, a int) string {
 
 func TestDrain_healthSays503WhileCallsGoOn(t *testing.T) {
 	e, tcp, _ := startEngine(t, nil)
-	if code, body := health(t, tcp); code != 200 || body != handler.HealthBody || !e.Ready() {
+	if code, body := health(t, tcp); code != 200 || body != httprules.HealthBody || !e.Ready() {
 		t.Fatalf("before Drain: %d %s ready=%v", code, body, e.Ready())
 	}
 	if r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"add","params":[1,1],"id":1}`, ""), 1); len(r) != 1 || r[0].Close {

@@ -18,7 +18,7 @@ package engine
 import (
 	"sync"
 
-	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser/http1"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -101,7 +101,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			}
 			off += r.HeadLen
 			c.clearPartial()
-			if string(r.Method) != "POST" || !handler.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !h.hostAllowed(c, r) || h.originRefused(c, r) {
+			if string(r.Method) != "POST" || !httprules.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !h.hostAllowed(c, r) || h.originRefused(c, r) {
 				out = h.answerHead(c, out)
 				continue
 			}
@@ -182,11 +182,11 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	switch {
 	case !h.hostAllowed(c, r):
 		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenHost)
-		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, keep, r.Minor, h.corsLines)
+		out = appendStatusText(out, http1.StatusForbidden, httprules.TextHostNotAllowed, keep, r.Minor, h.corsLines)
 	case h.originRefused(c, r): // a preflight too
 		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenOrigin)
-		out = appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, keep, r.Minor, "")
-	case string(r.Method) == "POST" && !handler.AcceptableContentType(r.ContentType):
+		out = appendStatusText(out, http1.StatusForbidden, httprules.TextOriginNotAllowed, keep, r.Minor, "")
+	case string(r.Method) == "POST" && !httprules.AcceptableContentType(r.ContentType):
 		h.refusedHead(c, http1.StatusUnsupportedMediaType, reasonUnsupportedType)
 		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.corsLines)
 	case string(r.Method) == "POST": // a body over MaxMessageSize
@@ -194,7 +194,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		e.stats.tooLarge.Add(1)
 		h.refusedHead(c, http1.StatusPayloadTooLarge, reasonBodyTooLarge)
 		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.corsLines)
-	case handler.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
+	case httprules.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
 		out = appendHealth(out, e.Ready(), keep, r.Minor, h.corsLines)
 	case page != nil:
 		if e.opts.Authorize != nil {
@@ -210,7 +210,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		out = h.appendPreflight(c, out, r, keep)
 	default:
 		allow := "POST"
-		if get := []byte("GET"); handler.IsHealthCheck(get, r.Target, e.opts.HealthPath) || e.pageFor(get, r.Target) != nil {
+		if get := []byte("GET"); httprules.IsHealthCheck(get, r.Target, e.opts.HealthPath) || e.pageFor(get, r.Target) != nil {
 			allow = "GET"
 		}
 		h.refusedHead(c, http1.StatusMethodNotAllowed, reasonMethodNotAllowed)
@@ -248,11 +248,11 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 	switch {
 	case !h.hostAllowed(c, r):
 		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenHost)
-		out = appendStatusText(out, http1.StatusForbidden, handler.TextHostNotAllowed, false, r.Minor, "")
+		out = appendStatusText(out, http1.StatusForbidden, httprules.TextHostNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	case h.originRefused(c, r):
 		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenOrigin)
-		out = appendStatusText(out, http1.StatusForbidden, handler.TextOriginNotAllowed, false, r.Minor, "")
+		out = appendStatusText(out, http1.StatusForbidden, httprules.TextOriginNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	}
 	c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target, h.req.Auth)

@@ -397,7 +397,7 @@ func TestHTTP_chunkedNonDataBounded(t *testing.T) {
 
 // TestHTTP_contentTypesAsAdapter: the engine and net/http's adapter
 // (handler.HTTPHandler) accept and refuse the same Content-Types: one
-// rule, handler.AcceptableContentType.
+// rule, httprules.AcceptableContentType.
 func TestHTTP_contentTypesAsAdapter(t *testing.T) {
 	tab := handler.NewTable(handler.WithLogger(quiet()))
 	demo.Register(tab)

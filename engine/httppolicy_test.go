@@ -11,6 +11,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // One handler.HTTPPolicy given to the engine and to HTTPHandler answers
@@ -23,7 +24,7 @@ func TestHTTPPolicy_engineAndHandlerAgree(t *testing.T) {
 	keys := auth.NewKeys(map[string]handler.Grants{key: nil})
 	p := handler.HTTPPolicy{
 		HealthPath:  "-",
-		CORS:        handler.CORS{Origins: []string{"https://app.example"}},
+		CORS:        httprules.CORS{Origins: []string{"https://app.example"}},
 		Hosts:       []string{"rpc.example"},
 		StrictHosts: true,
 		Authorize:   keys.Authorize,

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
@@ -162,7 +162,7 @@ func appendReply(dst, body []byte, keepAlive bool, minor int, cors string) []byt
 // appendHealth answers the health check: 200 HealthBody while the
 // engine is ready, 503 DrainingBody once it drains or stops.
 func appendHealth(dst []byte, ready, keepAlive bool, minor int, cors string) []byte {
-	status, body := statusLine200, handler.HealthBody
+	status, body := statusLine200, httprules.HealthBody
 	if !ready {
 		status, body = statusLine503, DrainingBody
 	}
@@ -178,16 +178,16 @@ func appendHealth(dst []byte, ready, keepAlive bool, minor int, cors string) []b
 const DrainingBody = `{"status":"draining"}`
 
 // appendStatus answers an HTTP-level refusal with its text body
-// (handler.HTTPErrorText, as net/http's adapter sends).
+// (httprules.ErrorText, as net/http's adapter sends).
 func appendStatus(dst []byte, status int, keepAlive bool, minor int, cors string) []byte {
-	return appendStatusText(dst, status, handler.HTTPErrorText(status), keepAlive, minor, cors)
+	return appendStatusText(dst, status, httprules.ErrorText(status), keepAlive, minor, cors)
 }
 
 // appendNotAllowed answers 405 to a request for a path that takes allow
 // (POST for JSON-RPC, GET for the health check and pages); a HEAD request
 // gets the head alone, as it must.
 func appendNotAllowed(dst []byte, allow string, head, keepAlive bool, minor int, cors string) []byte {
-	text := handler.HTTPErrorText(http1.StatusMethodNotAllowed)
+	text := httprules.ErrorText(http1.StatusMethodNotAllowed)
 	if allow != "POST" {
 		text = "this path answers " + allow + "\n"
 	}

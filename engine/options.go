@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -68,7 +69,7 @@ const (
 	// replies to many clients on slow links — needs a larger budget.
 	DefaultMaxOutputBudget = 64 << 20
 	// DefaultHealthPath is the path where HTTP GET answers 200.
-	DefaultHealthPath = handler.DefaultHealthPath
+	DefaultHealthPath = httprules.DefaultHealthPath
 	// DefaultStopTimeout is how long Run waits, once its context is done,
 	// for the requests in flight before it stops anyway.
 	DefaultStopTimeout = 10 * time.Second

@@ -17,7 +17,7 @@ import (
 	"net"
 
 	"github.com/gobwas/ws"
-	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
@@ -69,7 +69,7 @@ func reasonOf(status int) string {
 // authReason is the reason of the Authorizer's refusal with status
 // that c just answered (authorize).
 func (c *conn) authReason(status int) string {
-	if c.refusal == handler.TextTokenInURL {
+	if c.refusal == httprules.TextTokenInURL {
 		return reasonTokenInURL
 	}
 	return reasonOf(status)

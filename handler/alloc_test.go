@@ -288,23 +288,6 @@ func TestMetaFrom_zeroAllocs(t *testing.T) {
 	}
 }
 
-// TestCORS_zeroAllocs: the browser checks on bytes allocate nothing.
-func TestCORS_zeroAllocs(t *testing.T) {
-	if testing.CoverMode() != "" {
-		t.Skip("coverage instrumentation allocates")
-	}
-	c := &handler.CORS{Origins: []string{"https://a.example", "https://App.example"}}
-	hosts := []string{"localhost", "node.example"}
-	origin, host, ip := []byte("https://APP.example"), []byte("Node.Example:8545"), []byte("[::1]:8545")
-	ok := true
-	if got := testing.AllocsPerRun(200, func() {
-		_, a := handler.AllowOrigin(c, origin)
-		ok = a && handler.OriginAllowed(c, origin) && handler.HostAllowed(hosts, host) && handler.HostAllowed(hosts, ip) && handler.HostAllowedStrict(hosts, host)
-	}); got != 0 || !ok {
-		t.Errorf("%v allocs per check, want 0 (allowed %v)", got, ok)
-	}
-}
-
 // TestLimits_zeroAllocs: call timeouts, a rate limit (one identity: no
 // transport), costs, a concurrency bound and the response caps cost no
 // allocation, on inline calls and on a blocking

@@ -88,7 +88,7 @@ var (
 	// access_token query parameter) and is not a WebSocket upgrade, the
 	// one request a browser cannot give an Authorization header. A
 	// token in a URL ends up in proxies' and servers' logs. It wraps
-	// ErrUnauthenticated: HTTP answers 401, with TextTokenInURL.
+	// ErrUnauthenticated: HTTP answers 401, with httprules.TextTokenInURL.
 	ErrTokenInURL = fmt.Errorf("%w: a token in the URL (access_token) is accepted on a WebSocket upgrade only", ErrUnauthenticated)
 	// ErrAccessDenied: the caller is known but may not call this server
 	// (an address not allowed, say); HTTP answers 403.

@@ -5,7 +5,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -15,12 +17,7 @@ const (
 	// DefaultMaxBodySize is the largest request body HTTPHandler reads:
 	// the same limit as one message on a stream, parser.DefaultMaxSize.
 	DefaultMaxBodySize = parser.DefaultMaxSize
-	// DefaultHealthPath is the path where GET answers 200.
-	DefaultHealthPath = "/health"
 )
-
-// HealthBody is the body of the 200 reply to a health check.
-const HealthBody = `{"status":"ok"}`
 
 // HTTPHandler serves a Table over HTTP as a net/http.Handler, so that
 // jetrpc can be mounted in an existing net/http server:
@@ -29,13 +26,13 @@ const HealthBody = `{"status":"ok"}`
 //
 // It follows the transport rules of JSON-RPC over HTTP, the same as the
 // engine's: a Host not allowed → 403; a CORS preflight answered (CORS);
-// POST with the message as body (AcceptableContentType; another
+// POST with the message as body (httprules.AcceptableContentType; another
 // type → 415); reply 200 application/json, or 204 No Content when there
 // is nothing to reply (notifications); a body over MaxBodySize → 413;
 // other methods → 405 with Allow: POST, except a health check
-// (IsHealthCheck) → 200 HealthBody; a caller the Authorizer refuses →
+// (httprules.IsHealthCheck) → 200 httprules.HealthBody; a caller the Authorizer refuses →
 // 401 or 403. A JSON-RPC error is a 200 reply: the error is in the body.
-// The refusals carry HTTPErrorText, and the table's access log records
+// The refusals carry httprules.ErrorText, and the table's access log records
 // them (Table.Refused). Methods and interceptors see the request in
 // their Meta (MetaFrom: TransportHTTP, the addresses, the headers). Safe
 // for concurrent use.
@@ -54,131 +51,19 @@ func NewHTTPHandler(t *Table) *HTTPHandler { return &HTTPHandler{Table: t} }
 
 var _ http.Handler = (*HTTPHandler)(nil)
 
-// AcceptableContentType reports whether a request's Content-Type value
-// is one JSON-RPC over HTTP accepts: empty, or application/json,
-// application/json-rpc or application/jsonrequest in any case, with any
-// parameters. It is the one rule of the engine and of HTTPHandler, on
-// bytes or a string, without allocating.
-func AcceptableContentType[T ~string | ~[]byte](v T) bool {
-	if len(v) == 0 || string(v) == "application/json" { // the usual ones at once
-		return true
-	}
-	for i := 0; i < len(v); i++ {
-		if v[i] == ';' {
-			v = v[:i]
-			break
-		}
-	}
-	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-		v = v[1:]
-	}
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		v = v[:len(v)-1]
-	}
-	var want string // the one type of v's length, lower-case
-	switch len(v) {
-	case len("application/json"):
-		want = "application/json"
-	case len("application/json-rpc"):
-		want = "application/json-rpc"
-	case len("application/jsonrequest"):
-		want = "application/jsonrequest"
-	default:
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != want[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// IsHealthCheck reports whether an HTTP request — its method and its
-// request target, query included — is the health check at path: a GET
-// of path, whatever the query. An empty path means DefaultHealthPath;
-// "-" is no path: no request is the health check. It is the one rule of
-// the engine and of HTTPHandler, on bytes or a string, without
-// allocating.
-func IsHealthCheck[T ~string | ~[]byte](method, target T, path string) bool {
-	switch path {
-	case "":
-		path = DefaultHealthPath
-	case "-":
-		return false
-	}
-	for i := 0; i < len(target); i++ {
-		if target[i] == '?' {
-			target = target[:i]
-			break
-		}
-	}
-	return string(method) == "GET" && string(target) == path
-}
-
-// HTTPErrorText returns the plain-text body jetrpc sends with an HTTP
-// status that refuses a request (405, 413, 415 ...), the same from the
-// engine and from HTTPHandler; "malformed request" for a status it does
-// not name.
-func HTTPErrorText(status int) string {
-	switch status {
-	case http.StatusMethodNotAllowed:
-		return "JSON-RPC requires POST\n"
-	case http.StatusRequestEntityTooLarge:
-		return "request body too large\n"
-	case http.StatusUnsupportedMediaType:
-		return "JSON-RPC requires Content-Type application/json\n"
-	case http.StatusRequestHeaderFieldsTooLarge:
-		return "request head too large\n"
-	case http.StatusNotImplemented:
-		return "unsupported transfer encoding\n"
-	case http.StatusHTTPVersionNotSupported:
-		return "only HTTP/1.0 and HTTP/1.1\n"
-	case http.StatusNotFound:
-		return "not found\n"
-	case http.StatusUnauthorized:
-		return "missing or invalid credentials\n"
-	case http.StatusForbidden:
-		return "access denied\n"
-	case http.StatusInternalServerError:
-		return "internal server error\n"
-	case http.StatusServiceUnavailable:
-		return "server busy\n"
-	}
-	return "malformed request\n"
-}
-
-// TextTokenInURL is the body of the 401 answering ErrTokenInURL.
-const TextTokenInURL = "a token in the URL (access_token) is accepted on a WebSocket upgrade only: send the header Authorization: Bearer TOKEN\n"
-
 // AuthText is the body of the HTTP refusal of an Authorizer's error err:
-// TextTokenInURL for ErrTokenInURL, else HTTPErrorText of its status
+// httprules.TextTokenInURL for ErrTokenInURL, else httprules.ErrorText of its status
 // (AuthStatus).
 func AuthText(err error) string {
 	if errors.Is(err, ErrTokenInURL) {
-		return TextTokenInURL
+		return httprules.TextTokenInURL
 	}
-	return HTTPErrorText(AuthStatus(err))
+	return httprules.ErrorText(AuthStatus(err))
 }
 
-// Texts of the 403 refusals of the browser checks, the same from the
-// engine and from HTTPHandler.
-const (
-	// TextOriginNotAllowed refuses a WebSocket handshake or a CORS
-	// preflight from an origin not allowed (CORS.Origins).
-	TextOriginNotAllowed = "origin not allowed\n"
-	// TextHostNotAllowed refuses a request whose Host is not allowed
-	// (HostAllowed); geth's words.
-	TextHostNotAllowed = "invalid host specified\n"
-)
-
-// httpError answers a refusal with its status and HTTPErrorText.
+// httpError answers a refusal with its status and httprules.ErrorText.
 func httpError(w http.ResponseWriter, status int) {
-	httpErrorText(w, status, HTTPErrorText(status))
+	httpErrorText(w, status, httprules.ErrorText(status))
 }
 
 // httpErrorText answers a refusal with its status and text.
@@ -194,15 +79,15 @@ func httpErrorText(w http.ResponseWriter, status int, text string) {
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !HostAllows(&h.HTTPPolicy, r.Host) {
 		h.refused(r, nil, http.StatusForbidden, "forbidden_host")
-		httpErrorText(w, http.StatusForbidden, TextHostNotAllowed)
+		httpErrorText(w, http.StatusForbidden, httprules.TextHostNotAllowed)
 		return
 	}
 	if h.CORS.Enabled() {
 		origin := r.Header.Get("Origin")
-		v, ok := AllowOrigin(&h.CORS, origin)
+		v, ok := httprules.AllowOrigin(&h.CORS, origin)
 		if !ok && origin != "" { // a page of another origin, or its preflight: nothing runs
 			h.refused(r, nil, http.StatusForbidden, "forbidden_origin")
-			httpErrorText(w, http.StatusForbidden, TextOriginNotAllowed)
+			httpErrorText(w, http.StatusForbidden, httprules.TextOriginNotAllowed)
 			return
 		}
 		if ok {
@@ -216,9 +101,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if r.Method != http.MethodPost {
-		if IsHealthCheck(r.Method, r.URL.Path, h.HealthPath) {
+		if httprules.IsHealthCheck(r.Method, r.URL.Path, h.HealthPath) {
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, HealthBody)
+			_, _ = io.WriteString(w, httprules.HealthBody)
 			return
 		}
 		h.refused(r, nil, http.StatusMethodNotAllowed, "method_not_allowed")
@@ -226,7 +111,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusMethodNotAllowed)
 		return
 	}
-	if !AcceptableContentType(r.Header.Get("Content-Type")) {
+	if !httprules.AcceptableContentType(r.Header.Get("Content-Type")) {
 		h.refused(r, nil, http.StatusUnsupportedMediaType, "unsupported_media_type")
 		httpError(w, http.StatusUnsupportedMediaType)
 		return
@@ -288,16 +173,14 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // preflight answers the CORS preflight of an allowed origin (its
-// Access-Control-Allow-Origin is set already): 204 with the allowed
-// methods and headers.
+// Access-Control-Allow-Origin is set already): 204 with the lines of
+// CORS.PreflightHeaders, the engine's.
 func (h *HTTPHandler) preflight(w http.ResponseWriter) {
 	hdr := w.Header()
-	hdr.Set("Access-Control-Allow-Methods", corsMethods)
-	if v := h.CORS.allowHeaders(); v != "" {
-		hdr.Set("Access-Control-Allow-Headers", v)
-	}
-	if v := h.CORS.maxAge(); v != "" {
-		hdr.Set("Access-Control-Max-Age", v)
+	for line := range strings.SplitSeq(h.CORS.PreflightHeaders(), "\r\n") {
+		if name, value, ok := strings.Cut(line, ": "); ok {
+			hdr.Set(name, value)
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 func TestHTTPHandler_transportRules(t *testing.T) {
@@ -65,18 +66,6 @@ func TestHTTPHandler_transportRules(t *testing.T) {
 	}
 }
 
-func TestAcceptableContentType_mediaTypes(t *testing.T) {
-	for v, want := range map[string]bool{
-		"": true, "application/json": true, "Application/JSON; charset=UTF-8": true,
-		"application/json-rpc": true, "application/jsonrequest": true,
-		"text/json": false, "application/xml": false, "application/json+x": false, ";;": false,
-	} {
-		if got := handler.AcceptableContentType(v); got != want {
-			t.Errorf("%q: %v, want %v", v, got, want)
-		}
-	}
-}
-
 // Regression from a review of the net/http adapter: a body cut by http.MaxBytesHandler was not answered 413.
 //
 // A body cut off by an outer limit (http.MaxBytesHandler) is 413, as the
@@ -117,7 +106,7 @@ func TestHTTPHandler_access(t *testing.T) {
 	})
 	h := handler.NewHTTPHandler(tab)
 	h.Hosts = []string{"rpc.example"}
-	h.CORS = handler.CORS{Origins: []string{"https://app.example"}}
+	h.CORS = httprules.CORS{Origins: []string{"https://app.example"}}
 	h.Authorize = func(m *handler.Meta) (handler.Grants, error) {
 		switch m.Header("Authorization") {
 		case "Bearer admin":
@@ -159,7 +148,7 @@ func TestHTTPHandler_access(t *testing.T) {
 	if r, _ := do("POST", who, "Authorization", "Bearer banned"); r.StatusCode != 403 {
 		t.Errorf("denied: %d", r.StatusCode)
 	}
-	if r, body := do("POST", who, "Authorization", "Bearer user", "Host", "evil.example"); r.StatusCode != 403 || body != handler.TextHostNotAllowed {
+	if r, body := do("POST", who, "Authorization", "Bearer user", "Host", "evil.example"); r.StatusCode != 403 || body != httprules.TextHostNotAllowed {
 		t.Errorf("other host: %d %q", r.StatusCode, body)
 	}
 	r, body := do("POST", who, "Authorization", "Bearer user", "User-Agent", "tester/1", "Origin", "https://app.example")
@@ -180,7 +169,7 @@ func TestHTTPHandler_access(t *testing.T) {
 	if r.StatusCode != 204 || r.Header.Get("Access-Control-Allow-Headers") != "Content-Type, Authorization" || r.Header.Get("Access-Control-Max-Age") != "600" {
 		t.Errorf("preflight: %d %v", r.StatusCode, r.Header)
 	}
-	if r, body := do("OPTIONS", "", "Origin", "https://evil.example", "Access-Control-Request-Method", "POST"); r.StatusCode != 403 || body != handler.TextOriginNotAllowed {
+	if r, body := do("OPTIONS", "", "Origin", "https://evil.example", "Access-Control-Request-Method", "POST"); r.StatusCode != 403 || body != httprules.TextOriginNotAllowed {
 		t.Errorf("preflight from another origin: %d %q", r.StatusCode, body)
 	}
 	if got := calls.Load(); got != 3 {
@@ -222,7 +211,7 @@ func TestHTTPHandler_refusedOriginRunsNothing(t *testing.T) {
 	var n atomic.Int32
 	handler.RegisterNoParams(tab, "count", func(context.Context) (int32, error) { return n.Add(1), nil })
 	h := handler.NewHTTPHandler(tab)
-	h.CORS = handler.CORS{Origins: []string{"https://app.example"}}
+	h.CORS = httprules.CORS{Origins: []string{"https://app.example"}}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	for origin, want := range map[string]int{"https://evil.example": 403, "https://app.example": 200, "": 200} {
@@ -237,7 +226,7 @@ func TestHTTPHandler_refusedOriginRunsNothing(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != want || want == 403 && string(b) != handler.TextOriginNotAllowed {
+		if resp.StatusCode != want || want == 403 && string(b) != httprules.TextOriginNotAllowed {
 			t.Errorf("Origin %q: %d %q, want %d", origin, resp.StatusCode, b, want)
 		}
 	}

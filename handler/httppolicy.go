@@ -1,5 +1,7 @@
 package handler
 
+import "github.com/jetrpc/jetrpc/handler/httprules"
+
 // HTTPPolicy is what a server of JSON-RPC over HTTP decides from a
 // request's head, before any JSON-RPC is read: where the health check
 // answers, which pages of other origins may call, which Host names a
@@ -7,9 +9,9 @@ package handler
 // clients. The engine (engine.Options) and HTTPHandler embed it, so the
 // two read one policy with one set of rules and cannot differ.
 type HTTPPolicy struct {
-	// HealthPath is where HTTP GET answers 200 HealthBody (503
+	// HealthPath is where HTTP GET answers 200 httprules.HealthBody (503
 	// {"status":"draining"} from an engine that drains); "" means
-	// DefaultHealthPath, "-" turns the health check off (IsHealthCheck).
+	// httprules.DefaultHealthPath, "-" turns the health check off (httprules.IsHealthCheck).
 	HealthPath string
 	// CORS lets pages of other origins call (cross-origin requests from
 	// browsers): an OPTIONS preflight from an allowed origin is answered
@@ -20,16 +22,16 @@ type HTTPPolicy struct {
 	// (requests without an Origin, not from browsers' pages, always go
 	// on; list your own origin too if pages served under it call). The
 	// zero value allows no cross-origin call and every origin.
-	CORS CORS
+	CORS httprules.CORS
 	// Hosts, when not empty, is the allow list of Host names (geth's
 	// vhosts; "*" for any): a request naming another host gets 403, which
 	// defeats DNS rebinding. IP addresses (real ones) and an empty or
 	// missing Host pass too — a rebinding attack needs a name, and every
-	// browser sends a Host — unless StrictHosts is set (HostAllowed).
+	// browser sends a Host — unless StrictHosts is set (httprules.HostAllowed).
 	Hosts []string
 	// StrictHosts makes Hosts strict: an IP address passes only when
 	// Hosts names it, and a request without a Host, or an empty one, gets
-	// 403 (HostAllowedStrict). For a server reached only under its names,
+	// 403 (httprules.HostAllowedStrict). For a server reached only under its names,
 	// so that a scan of addresses finds nothing to call.
 	StrictHosts bool
 	// Authorize, when set, decides who may call, before any JSON-RPC is
@@ -55,14 +57,14 @@ type HTTPPolicy struct {
 }
 
 // HostAllows reports whether the request Host value host passes p's
-// Hosts (HostAllowed, or HostAllowedStrict with StrictHosts): true
+// Hosts (httprules.HostAllowed, or httprules.HostAllowedStrict with StrictHosts): true
 // without a list. It allocates nothing.
 func HostAllows[T ~string | ~[]byte](p *HTTPPolicy, host T) bool {
 	if len(p.Hosts) == 0 {
 		return true
 	}
 	if p.StrictHosts {
-		return HostAllowedStrict(p.Hosts, host)
+		return httprules.HostAllowedStrict(p.Hosts, host)
 	}
-	return HostAllowed(p.Hosts, host)
+	return httprules.HostAllowed(p.Hosts, host)
 }

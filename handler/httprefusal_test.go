@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // TestHTTPHandler_refusalsLogged: the net/http adapter's refusals before
@@ -32,7 +33,7 @@ func TestHTTPHandler_refusalsLogged(t *testing.T) {
 	h := handler.NewHTTPHandler(tab)
 	h.Hosts = []string{"rpc.example"}
 	h.MaxBodySize = 64
-	h.CORS = handler.CORS{Origins: []string{"https://app.example"}}
+	h.CORS = httprules.CORS{Origins: []string{"https://app.example"}}
 	h.Authorize = func(m *handler.Meta) (handler.Grants, error) {
 		if m.Header("Authorization") == "Bearer good" {
 			m.Principal = "good"

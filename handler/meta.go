@@ -20,6 +20,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
@@ -250,12 +251,12 @@ func (m *Meta) Header(name string) string {
 		}
 		return m.req.Header.Get(name)
 	}
-	if m.authKnown && len(name) == len("authorization") && (name == "Authorization" || equalFold(name, "authorization")) {
+	if m.authKnown && len(name) == len("authorization") && (name == "Authorization" || httprules.EqualFold(name, "authorization")) {
 		return m.auth // the bearer token's field, found by the transport's parser
 	}
 	f := http1.NewFields(m.head)
 	for n, v, ok := f.Next(); ok; n, v, ok = f.Next() {
-		if len(n) == len(name) && equalFold(n, name) {
+		if len(n) == len(name) && httprules.EqualFold(n, name) {
 			return view(v)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
@@ -178,7 +179,7 @@ func (m *Meta) lastFields(name string, fields *[8]string) int {
 	}
 	f := http1.NewFields(m.head)
 	for k, v, ok := f.Next(); ok; k, v, ok = f.Next() {
-		if len(k) == len(name) && equalFold(k, name) {
+		if len(k) == len(name) && httprules.EqualFold(k, name) {
 			add(view(v))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // defaultVHosts is --vhosts when none is given: like geth, a server on
@@ -23,7 +24,7 @@ var defaultVHosts = []string{"localhost"}
 func (c *serveFlags) access() ([]engine.Option, error) {
 	p := handler.HTTPPolicy{
 		HealthPath:  c.healthPath,
-		CORS:        handler.CORS{Origins: c.origins, Headers: c.corsHeaders, MaxAge: c.corsMaxAge},
+		CORS:        httprules.CORS{Origins: c.origins, Headers: c.corsHeaders, MaxAge: c.corsMaxAge},
 		Hosts:       c.vhosts,
 		StrictHosts: c.vhostsStrict,
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/engine/metrics"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/handler/textlog"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
@@ -126,8 +127,8 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.Var(stringsFlag{&c.origins}, "ws-origin", "an alias of --cors, kept for older scripts")
 	fs.Var(stringsFlag{&c.corsHeaders}, "cors-headers", "`header` names a cross-origin page may send (repeatable, or comma-separated). "+
 		"Default: Content-Type, Authorization")
-	fs.DurationVar(&c.corsMaxAge, "cors-max-age", handler.DefaultCORSMaxAge, "how long a browser may keep a preflight's answer (negative: no Access-Control-Max-Age)")
-	fs.StringVar(&c.healthPath, "health-path", handler.DefaultHealthPath, "`path` where GET answers 200 {\"status\":\"ok\"} (503 while draining); \"-\" for none")
+	fs.DurationVar(&c.corsMaxAge, "cors-max-age", httprules.DefaultCORSMaxAge, "how long a browser may keep a preflight's answer (negative: no Access-Control-Max-Age)")
+	fs.StringVar(&c.healthPath, "health-path", httprules.DefaultHealthPath, "`path` where GET answers 200 {\"status\":\"ok\"} (503 while draining); \"-\" for none")
 	fs.Var(stringsFlag{&c.vhosts}, "vhosts", "`host` names a request's Host may carry (repeatable, or comma-separated; \"*\" for any); "+
 		"other names get 403, which defeats DNS rebinding. IP addresses and a missing Host pass (no rebinding without a name; browsers send a Host) unless --vhosts-strict. Default: localhost")
 	fs.BoolVar(&c.vhostsStrict, "vhosts-strict", false, "make --vhosts strict: an IP address passes only when listed, a request without a Host gets 403")

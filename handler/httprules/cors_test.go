@@ -1,25 +1,28 @@
-package handler_test
+package httprules_test
 
 // Tests of the browser checks (cors.go): AllowOrigin, OriginAllowed,
 // PreflightHeaders and HostAllowed, on strings and on bytes.
 
 import (
 	"net/netip"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 func TestAllowOrigin(t *testing.T) {
-	exact := &handler.CORS{Origins: []string{"https://App.example", "http://localhost:3000"}}
-	star := &handler.CORS{Origins: []string{"*"}}
-	anyLater := &handler.CORS{Origins: []string{"https://a.example", "*"}}
-	none := &handler.CORS{}
+	exact := &httprules.CORS{Origins: []string{"https://App.example", "http://localhost:3000"}}
+	star := &httprules.CORS{Origins: []string{"*"}}
+	anyLater := &httprules.CORS{Origins: []string{"https://a.example", "*"}}
+	none := &httprules.CORS{}
 	for _, tc := range []struct {
 		at     string
-		c      *handler.CORS
+		c      *httprules.CORS
 		origin string
 		value  string
 		ok     bool
@@ -42,8 +45,8 @@ func TestAllowOrigin(t *testing.T) {
 		{here(), none, "https://app.example", "", false},
 		{here(), none, "", "", false},
 	} {
-		v, ok := handler.AllowOrigin(tc.c, tc.origin)
-		vb, okb := handler.AllowOrigin(tc.c, []byte(tc.origin))
+		v, ok := httprules.AllowOrigin(tc.c, tc.origin)
+		vb, okb := httprules.AllowOrigin(tc.c, []byte(tc.origin))
 		if v != tc.value || ok != tc.ok || vb != v || okb != ok {
 			t.Errorf("%s: AllowOrigin(%v, %q) = %q %v (bytes %q %v), want %q %v", tc.at, tc.c.Origins, tc.origin, v, ok, vb, okb, tc.value, tc.ok)
 		}
@@ -54,25 +57,25 @@ func TestAllowOrigin(t *testing.T) {
 }
 
 func TestOriginAllowed(t *testing.T) {
-	exact := &handler.CORS{Origins: []string{"https://app.example"}}
+	exact := &httprules.CORS{Origins: []string{"https://app.example"}}
 	for _, tc := range []struct {
 		at     string
-		c      *handler.CORS
+		c      *httprules.CORS
 		origin string
 		want   bool
 	}{
-		{here(), &handler.CORS{}, "https://any.example", true}, // no list: WebSocket default
-		{here(), &handler.CORS{}, "", true},
+		{here(), &httprules.CORS{}, "https://any.example", true}, // no list: WebSocket default
+		{here(), &httprules.CORS{}, "", true},
 		{here(), exact, "", true}, // not a browser
 		{here(), exact, "https://APP.example", true},
 		{here(), exact, "https://evil.example", false},
 		{here(), exact, "null", false},
-		{here(), &handler.CORS{Origins: []string{"*"}}, "https://evil.example", true},
+		{here(), &httprules.CORS{Origins: []string{"*"}}, "https://evil.example", true},
 	} {
-		if got := handler.OriginAllowed(tc.c, tc.origin); got != tc.want {
+		if got := httprules.OriginAllowed(tc.c, tc.origin); got != tc.want {
 			t.Errorf("%s: OriginAllowed(%v, %q) = %v", tc.at, tc.c.Origins, tc.origin, got)
 		}
-		if got := handler.OriginAllowed(tc.c, []byte(tc.origin)); got != tc.want {
+		if got := httprules.OriginAllowed(tc.c, []byte(tc.origin)); got != tc.want {
 			t.Errorf("%s: OriginAllowed bytes(%v, %q) = %v", tc.at, tc.c.Origins, tc.origin, got)
 		}
 	}
@@ -82,15 +85,15 @@ func TestCORS_preflightHeaders(t *testing.T) {
 	const methods = "Access-Control-Allow-Methods: POST, GET, OPTIONS\r\n"
 	for _, tc := range []struct {
 		at   string
-		c    handler.CORS
+		c    httprules.CORS
 		want string
 	}{
-		{here(), handler.CORS{}, methods + "Access-Control-Allow-Headers: Content-Type, Authorization\r\nAccess-Control-Max-Age: 600\r\n"},
-		{here(), handler.CORS{Headers: []string{"X-A", "X-B", "Content-Type"}, MaxAge: 90 * time.Second},
+		{here(), httprules.CORS{}, methods + "Access-Control-Allow-Headers: Content-Type, Authorization\r\nAccess-Control-Max-Age: 600\r\n"},
+		{here(), httprules.CORS{Headers: []string{"X-A", "X-B", "Content-Type"}, MaxAge: 90 * time.Second},
 			methods + "Access-Control-Allow-Headers: X-A, X-B, Content-Type\r\nAccess-Control-Max-Age: 90\r\n"},
-		{here(), handler.CORS{Headers: []string{}, MaxAge: -1}, methods},
-		{here(), handler.CORS{MaxAge: -time.Hour}, methods + "Access-Control-Allow-Headers: Content-Type, Authorization\r\n"},
-		{here(), handler.CORS{Headers: []string{"X"}, MaxAge: 24 * time.Hour}, methods + "Access-Control-Allow-Headers: X\r\nAccess-Control-Max-Age: 86400\r\n"},
+		{here(), httprules.CORS{Headers: []string{}, MaxAge: -1}, methods},
+		{here(), httprules.CORS{MaxAge: -time.Hour}, methods + "Access-Control-Allow-Headers: Content-Type, Authorization\r\n"},
+		{here(), httprules.CORS{Headers: []string{"X"}, MaxAge: 24 * time.Hour}, methods + "Access-Control-Allow-Headers: X\r\nAccess-Control-Max-Age: 86400\r\n"},
 	} {
 		if got := tc.c.PreflightHeaders(); got != tc.want {
 			t.Errorf("%s: PreflightHeaders\n got %q\nwant %q", tc.at, got, tc.want)
@@ -160,10 +163,10 @@ func TestHostAllowed(t *testing.T) {
 		{here(), local, "01.2.3.4", false},
 		{here(), local, "0.0.0.0", true},
 	} {
-		if got := handler.HostAllowed(tc.hosts, tc.host); got != tc.want {
+		if got := httprules.HostAllowed(tc.hosts, tc.host); got != tc.want {
 			t.Errorf("%s: HostAllowed(%q, %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
 		}
-		if got := handler.HostAllowed(tc.hosts, []byte(tc.host)); got != tc.want {
+		if got := httprules.HostAllowed(tc.hosts, []byte(tc.host)); got != tc.want {
 			t.Errorf("%s: HostAllowed(%q, bytes %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
 		}
 	}
@@ -192,10 +195,10 @@ func TestHostAllowedStrict(t *testing.T) {
 		{here(), []string{"*"}, "127.0.0.1", true},
 		{here(), nil, "", true}, // no list: no check
 	} {
-		if got := handler.HostAllowedStrict(tc.hosts, tc.host); got != tc.want {
+		if got := httprules.HostAllowedStrict(tc.hosts, tc.host); got != tc.want {
 			t.Errorf("%s: HostAllowedStrict(%q, %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
 		}
-		if got := handler.HostAllowedStrict(tc.hosts, []byte(tc.host)); got != tc.want {
+		if got := httprules.HostAllowedStrict(tc.hosts, []byte(tc.host)); got != tc.want {
 			t.Errorf("%s: HostAllowedStrict(%q, bytes %q) = %v, want %v", tc.at, tc.hosts, tc.host, got, tc.want)
 		}
 	}
@@ -209,7 +212,7 @@ func FuzzHostAllowed_ipLiterals(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, host string) {
-		got := handler.HostAllowed([]string{"name.invalid"}, host)
+		got := httprules.HostAllowed([]string{"name.invalid"}, host)
 		want := host == ""
 		name := host
 		if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
@@ -230,4 +233,22 @@ func FuzzHostAllowed_ipLiterals(f *testing.F) {
 			t.Fatalf("HostAllowed(%q) = %v; want %v", host, got, want)
 		}
 	})
+}
+
+func TestAcceptableContentType_mediaTypes(t *testing.T) {
+	for v, want := range map[string]bool{
+		"": true, "application/json": true, "Application/JSON; charset=UTF-8": true,
+		"application/json-rpc": true, "application/jsonrequest": true,
+		"text/json": false, "application/xml": false, "application/json+x": false, ";;": false,
+	} {
+		if got := httprules.AcceptableContentType(v); got != want {
+			t.Errorf("%q: %v, want %v", v, got, want)
+		}
+	}
+}
+
+// here returns the file:line of its caller, to name a table's case.
+func here() string {
+	_, file, line, _ := runtime.Caller(1)
+	return filepath.Base(file) + ":" + strconv.Itoa(line)
 }

@@ -1,7 +1,7 @@
-package handler
+package httprules
 
 // NOTE: the browser-facing checks of JSON-RPC over HTTP, shared by the
-// engine and HTTPHandler: which origins may call cross-origin (CORS, and
+// engine and handler.HTTPHandler: which origins may call cross-origin (CORS, and
 // the WebSocket handshake's Origin check), and which Host names a request
 // may carry (DNS-rebinding protection, geth's --http.vhosts). Both work
 // on bytes or strings without allocating.
@@ -56,7 +56,7 @@ func AllowOrigin[T ~string | ~[]byte](c *CORS, origin T) (value string, ok bool)
 		if o == "*" {
 			return "*", true
 		}
-		if equalFold(origin, o) {
+		if EqualFold(origin, o) {
 			return o, true
 		}
 	}
@@ -152,7 +152,7 @@ func hostAllowed[T ~string | ~[]byte](hosts []string, host T, strict bool) bool 
 		return true
 	}
 	for _, h := range hosts {
-		if h == "*" || len(name) > 0 && equalFold(name, h) {
+		if h == "*" || len(name) > 0 && EqualFold(name, h) {
 			return true
 		}
 	}
@@ -263,8 +263,9 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// equalFold reports whether a equals b ignoring ASCII case.
-func equalFold[T ~string | ~[]byte](a T, b string) bool {
+// EqualFold reports whether a equals b ignoring ASCII case, as header
+// names, origins and host names compare. It allocates nothing.
+func EqualFold[T ~string | ~[]byte](a T, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
