@@ -74,22 +74,12 @@ const extensionPrefix = "rpc."
 // meant for packages that implement such an extension, not for
 // application methods. It registers as Register does, with the same
 // signatures and options, and panics if the name does not begin with
-// "rpc." (or is just "rpc.") or for any reason Register panics.
-// TryRegisterExtension returns the error instead.
+// "rpc." (or is just "rpc.") or for any reason Register panics, with an
+// error as Register does.
 func RegisterExtension[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts ...MethodOption) {
-	if err := TryRegisterExtension(t, name, fn, opts...); err != nil {
-		panic(err)
+	if !strings.HasPrefix(name, extensionPrefix) || len(name) == len(extensionPrefix) {
+		panic(fmt.Errorf("jetrpc: extension method %q: the name must begin with %q", name, extensionPrefix))
 	}
-}
-
-// TryRegisterExtension is RegisterExtension returning the error instead
-// of panicking.
-func TryRegisterExtension[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts ...MethodOption) error {
-	switch {
-	case fn == nil:
-		return fmt.Errorf("jetrpc: nil function for method %q", name)
-	case !strings.HasPrefix(name, extensionPrefix) || len(name) == len(extensionPrefix):
-		return fmt.Errorf("jetrpc: extension method %q: the name must begin with %q", name, extensionPrefix)
-	}
-	return registerMethod(t, name, fn, opts, true)
+	mustNotNil(name, fn == nil)
+	must(registerMethod(t, name, fn, opts, true))
 }

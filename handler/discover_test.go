@@ -102,7 +102,7 @@ func TestRegister_discoveryOptionRefusals(t *testing.T) {
 		"duplicate code": handler.Errors(handler.NewError(5, "x"), handler.NewError(5, "y")),
 		"notifies":       handler.Notifies[int](),
 	} {
-		if err := handler.TryRegister(tab, "m", fn, opt); err == nil {
+		if err := registerErr(func() { handler.Register(tab, "m", fn, opt) }); err == nil {
 			t.Errorf("%s: registered", name)
 		}
 	}
@@ -116,22 +116,22 @@ func TestRegister_discoveryOptionRefusals(t *testing.T) {
 func TestRegisterExtension(t *testing.T) {
 	tab := handler.NewTable()
 	hello := func(context.Context, struct{}) (string, error) { return "hi", nil }
-	if err := handler.TryRegisterExtension(tab, "rpc.hello", hello, handler.Inline()); err != nil {
+	if err := registerErr(func() { handler.RegisterExtension(tab, "rpc.hello", hello, handler.Inline()) }); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"hello", "rpc.", "", "RPC.hello", "rpc_hello"} {
-		if err := handler.TryRegisterExtension(tab, name, hello); err == nil || !strings.Contains(err.Error(), `"rpc."`) {
+		if err := registerErr(func() { handler.RegisterExtension(tab, name, hello) }); err == nil || !strings.Contains(err.Error(), `"rpc."`) {
 			t.Errorf("%q: %v", name, err)
 		}
 	}
-	if err := handler.TryRegisterExtension(tab, "rpc.hello", hello); !errors.Is(err, handler.ErrDuplicateName) {
+	if err := registerErr(func() { handler.RegisterExtension(tab, "rpc.hello", hello) }); !errors.Is(err, handler.ErrDuplicateName) {
 		t.Errorf("twice: %v", err)
 	}
-	if err := handler.TryRegisterExtension[struct{}, string](tab, "rpc.nil", nil); err == nil {
+	if err := registerErr(func() { handler.RegisterExtension[struct{}, string](tab, "rpc.nil", nil) }); err == nil {
 		t.Error("nil function registered")
 	}
-	if err := handler.TryRegister(tab, "rpc.other", hello); !errors.Is(err, handler.ErrReservedName) {
-		t.Errorf("TryRegister rpc.other: %v", err)
+	if err := registerErr(func() { handler.Register(tab, "rpc.other", hello) }); !errors.Is(err, handler.ErrReservedName) {
+		t.Errorf("Register rpc.other: %v", err)
 	}
 	func() {
 		defer func() {
@@ -185,7 +185,8 @@ func ExampleRegisterExtension() {
 	t := handler.NewTable()
 	handler.RegisterExtension(t, "rpc.ping", func(context.Context, struct{}) (string, error) { return "pong", nil }, handler.Inline())
 	fmt.Println(string(t.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"rpc.ping","id":1}`))))
-	fmt.Println(handler.TryRegister(t, "rpc.pong", func(context.Context, struct{}) (string, error) { return "", nil }))
+	defer func() { fmt.Println(recover()) }() // Register panics with an error
+	handler.Register(t, "rpc.pong", func(context.Context, struct{}) (string, error) { return "", nil })
 	// Output:
 	// {"jsonrpc":"2.0","result":"pong","id":1}
 	// jetrpc: method names beginning with "rpc." are reserved

@@ -257,3 +257,19 @@ func jsonArray(values []string, spaced bool) string {
 	}
 	return "[" + strings.Join(values, ",") + "]"
 }
+
+// registerErr runs a registration and returns the error it panicked
+// with, or nil; a panic that is not an error fails loudly.
+func registerErr(register func()) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			e, ok := v.(error)
+			if !ok {
+				panic(v)
+			}
+			err = e
+		}
+	}()
+	register()
+	return nil
+}

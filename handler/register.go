@@ -120,20 +120,28 @@ func Timeout(d time.Duration) MethodOption {
 //
 // Register panics if the name is empty, reserved ("rpc." prefix: see
 // RegisterExtension) or taken, if the table has begun dispatching, or if
-// P or R is unsupported: these are programming errors found at start-up.
-// TryRegister returns the error instead.
+// P or R is unsupported: these are programming errors found at start-up,
+// as net/http's ServeMux.Handle panics on a pattern taken. The panic's
+// value is an error (errors.Is ErrDuplicateName, ErrReservedName,
+// ErrEmptyName, ErrSealed, ErrBadType), for a program that registers
+// names it does not know in advance to recover and report.
 func Register[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts ...MethodOption) {
-	if err := TryRegister(t, name, fn, opts...); err != nil {
-		panic(err)
+	mustNotNil(name, fn == nil)
+	must(register(t, name, fn, opts))
+}
+
+// mustNotNil panics when the method's function is nil.
+func mustNotNil(name string, isNil bool) {
+	if isNil {
+		panic(fmt.Errorf("jetrpc: nil function for method %q", name))
 	}
 }
 
-// TryRegister is Register returning the error instead of panicking.
-func TryRegister[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts ...MethodOption) error {
-	if fn == nil {
-		return fmt.Errorf("jetrpc: nil function for method %q", name)
+// must panics with a registration's error.
+func must(err error) {
+	if err != nil {
+		panic(err)
 	}
-	return register(t, name, fn, opts)
 }
 
 // noParams is the params type of methods registered without params.
@@ -151,34 +159,16 @@ var (
 // RegisterNoParams adds a method that takes no params (absent, [] or {};
 // anything else is -32602). It panics as Register does.
 func RegisterNoParams[R any](t *Table, name string, fn func(context.Context) (R, error), opts ...MethodOption) {
-	if err := TryRegisterNoParams(t, name, fn, opts...); err != nil {
-		panic(err)
-	}
-}
-
-// TryRegisterNoParams is RegisterNoParams returning the error.
-func TryRegisterNoParams[R any](t *Table, name string, fn func(context.Context) (R, error), opts ...MethodOption) error {
-	if fn == nil {
-		return fmt.Errorf("jetrpc: nil function for method %q", name)
-	}
-	return register(t, name, func(ctx context.Context, _ noParams) (R, error) { return fn(ctx) }, opts)
+	mustNotNil(name, fn == nil)
+	must(register(t, name, func(ctx context.Context, _ noParams) (R, error) { return fn(ctx) }, opts))
 }
 
 // RegisterNoResult adds a method whose result is always null, for methods
 // called for their effect (often as notifications). It panics as Register
 // does.
 func RegisterNoResult[P any](t *Table, name string, fn func(context.Context, P) error, opts ...MethodOption) {
-	if err := TryRegisterNoResult(t, name, fn, opts...); err != nil {
-		panic(err)
-	}
-}
-
-// TryRegisterNoResult is RegisterNoResult returning the error.
-func TryRegisterNoResult[P any](t *Table, name string, fn func(context.Context, P) error, opts ...MethodOption) error {
-	if fn == nil {
-		return fmt.Errorf("jetrpc: nil function for method %q", name)
-	}
-	return register(t, name, func(ctx context.Context, p P) (noResult, error) { return noResult{}, fn(ctx, p) }, opts)
+	mustNotNil(name, fn == nil)
+	must(register(t, name, func(ctx context.Context, p P) (noResult, error) { return noResult{}, fn(ctx, p) }, opts))
 }
 
 func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts []MethodOption) error {

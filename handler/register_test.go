@@ -19,16 +19,20 @@ func TestRegister_refusals(t *testing.T) {
 		err  error
 		do   func() error
 	}{
-		{"reserved", handler.ErrReservedName, func() error { return handler.TryRegister(tab, "rpc.discover", ok) }},
-		{"empty", handler.ErrEmptyName, func() error { return handler.TryRegister(tab, "", ok) }},
+		{"reserved", handler.ErrReservedName, func() error { return registerErr(func() { handler.Register(tab, "rpc.discover", ok) }) }},
+		{"empty", handler.ErrEmptyName, func() error { return registerErr(func() { handler.Register(tab, "", ok) }) }},
 		{"pointer params", handler.ErrBadType, func() error {
-			return handler.TryRegister(tab, "p", func(context.Context, *struct{ A int }) (int, error) { return 0, nil })
+			return registerErr(func() {
+				handler.Register(tab, "p", func(context.Context, *struct{ A int }) (int, error) { return 0, nil })
+			})
 		}},
 		{"scalar params", handler.ErrBadType, func() error {
-			return handler.TryRegister(tab, "s", func(context.Context, int) (int, error) { return 0, nil })
+			return registerErr(func() { handler.Register(tab, "s", func(context.Context, int) (int, error) { return 0, nil }) })
 		}},
 		{"chan result", handler.ErrBadType, func() error {
-			return handler.TryRegister(tab, "c", func(context.Context, struct{}) (chan int, error) { return nil, nil })
+			return registerErr(func() {
+				handler.Register(tab, "c", func(context.Context, struct{}) (chan int, error) { return nil, nil })
+			})
 		}},
 	}
 	for _, c := range cases {
@@ -36,10 +40,10 @@ func TestRegister_refusals(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.err)
 		}
 	}
-	if err := handler.TryRegister(tab, "ok", ok); err != nil {
+	if err := registerErr(func() { handler.Register(tab, "ok", ok) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := handler.TryRegister(tab, "ok", ok); !errors.Is(err, handler.ErrDuplicateName) {
+	if err := registerErr(func() { handler.Register(tab, "ok", ok) }); !errors.Is(err, handler.ErrDuplicateName) {
 		t.Fatalf("duplicate: %v", err)
 	}
 	func() {
@@ -51,7 +55,7 @@ func TestRegister_refusals(t *testing.T) {
 		handler.Register(tab, "rpc.x", ok)
 	}()
 	call(t, tab, `{"jsonrpc":"2.0","method":"ok","params":[1],"id":1}`)
-	if err := handler.TryRegister(tab, "late", ok); !errors.Is(err, handler.ErrSealed) {
+	if err := registerErr(func() { handler.Register(tab, "late", ok) }); !errors.Is(err, handler.ErrSealed) {
 		t.Fatalf("register after dispatch: %v", err)
 	}
 	// The refused names are not served.
@@ -66,7 +70,9 @@ func TestRegister_embeddedPointerRefused(t *testing.T) {
 		*shadowedBase
 		Y int
 	}
-	err := handler.TryRegister(handler.NewTable(), "m", func(context.Context, P) (int, error) { return 0, nil })
+	err := registerErr(func() {
+		handler.Register(handler.NewTable(), "m", func(context.Context, P) (int, error) { return 0, nil })
+	})
 	if !errors.Is(err, handler.ErrBadType) {
 		t.Fatalf("got %v, want ErrBadType", err)
 	}

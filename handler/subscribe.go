@@ -229,14 +229,14 @@ func (r *subscriptions) lookup(id string) *Subscription {
 // unsubscribe, Unsubscribe, start's error or panic, or its connection's
 // close.
 func RegisterSubscription[P any](t *Table, ns string, start func(ctx context.Context, p P, sub *Subscription) error, opts ...MethodOption) {
-	if err := TryRegisterSubscription(t, ns, start, opts...); err != nil {
+	if err := registerSubscription(t, ns, start, opts...); err != nil {
 		panic(err)
 	}
 }
 
-// TryRegisterSubscription is RegisterSubscription returning an error
-// instead of panicking.
-func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.Context, p P, sub *Subscription) error, opts ...MethodOption) error {
+// registerSubscription is RegisterSubscription returning the error: both
+// methods are registered, or neither.
+func registerSubscription[P any](t *Table, ns string, start func(ctx context.Context, p P, sub *Subscription) error, opts ...MethodOption) error {
 	if ns == "" {
 		return fmt.Errorf("jetrpc: subscription namespace is empty")
 	}
@@ -308,11 +308,11 @@ func TryRegisterSubscription[P any](t *Table, ns string, start func(ctx context.
 	// The table's CallTimeout does not apply to subscribe (start must not
 	// block anyway): a subscription made after its call was answered
 	// -32002 would hold its slot for nothing. A Timeout in opts does.
-	if err := TryRegister(t, ns+"_subscribe", subscribe, append([]MethodOption{Description("subscribe to " + ns + " notifications"), Timeout(0), subscription(ns)}, opts...)...); err != nil {
+	if err := register(t, ns+"_subscribe", subscribe, append([]MethodOption{Description("subscribe to " + ns + " notifications"), Timeout(0), subscription(ns)}, opts...)); err != nil {
 		undo("")
 		return err
 	}
-	if err := TryRegister(t, ns+"_unsubscribe", unsubscribe, Inline(), Description("end a "+ns+" subscription"), ParamNames("id"), subscription(ns)); err != nil {
+	if err := register(t, ns+"_unsubscribe", unsubscribe, []MethodOption{Inline(), Description("end a " + ns + " subscription"), ParamNames("id"), subscription(ns)}); err != nil {
 		undo(ns + "_subscribe")
 		return err
 	}

@@ -25,7 +25,7 @@ func TestSubscription_rules(t *testing.T) {
 		subs = append(subs, sub)
 		return nil
 	}, handler.Inline())
-	if err := handler.TryRegisterSubscription(tab, "s", func(context.Context, handler.Raw, *handler.Subscription) error { return nil }); err == nil {
+	if err := registerErr(func() { handler.RegisterSubscription(tab, "s", func(context.Context, handler.Raw, *handler.Subscription) error { return nil }) }); err == nil {
 		t.Fatal("namespace registered twice")
 	}
 	call := func(ctx context.Context, msg string) string { return string(tab.Dispatch(ctx, nil, []byte(msg))) }
@@ -120,19 +120,19 @@ func TestSubscription_startPanicEndsIt(t *testing.T) {
 
 // Regression from a review of the push API: a clash left one of the two methods registered, and a reserved namespace was free on retry.
 //
-// TryRegisterSubscription registers both methods or neither.
-func TestTryRegisterSubscription_allOrNothing(t *testing.T) {
+// RegisterSubscription registers both methods or neither.
+func TestRegisterSubscription_allOrNothing(t *testing.T) {
 	tab := handler.NewTable()
 	handler.Register(tab, "s_unsubscribe", func(context.Context, [1]string) (bool, error) { return false, nil })
 	start := func(context.Context, [1]int, *handler.Subscription) error { return nil }
-	if err := handler.TryRegisterSubscription(tab, "s", start); !errors.Is(err, handler.ErrDuplicateName) {
+	if err := registerErr(func() { handler.RegisterSubscription(tab, "s", start) }); !errors.Is(err, handler.ErrDuplicateName) {
 		t.Fatalf("clash: %v, want ErrDuplicateName", err)
 	}
 	if found, _ := tab.Lookup("s_subscribe"); found {
 		t.Error("the failed registration left s_subscribe registered")
 	}
 	for i := range 2 {
-		if err := handler.TryRegisterSubscription(tab, "rpc.x", start); !errors.Is(err, handler.ErrReservedName) {
+		if err := registerErr(func() { handler.RegisterSubscription(tab, "rpc.x", start) }); !errors.Is(err, handler.ErrReservedName) {
 			t.Errorf("try %d of a reserved namespace: %v, want ErrReservedName", i+1, err)
 		}
 	}

@@ -48,7 +48,9 @@ func TestTable_registerRacesFirstDispatch(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := range 200 {
-			err := handler.TryRegister(tab, fmt.Sprint("m", i), func(context.Context, [1]int) (int, error) { return 1, nil })
+			err := registerErr(func() {
+				handler.Register(tab, fmt.Sprint("m", i), func(context.Context, [1]int) (int, error) { return 1, nil })
+			})
 			if err != nil && !errors.Is(err, handler.ErrSealed) {
 				t.Errorf("register: %v", err)
 			}

@@ -446,7 +446,7 @@ func RegisterTopics(t *Table, ns string, h *Topics, opts ...MethodOption) error 
 	if h.broker == nil {
 		base = append(base, Inline())
 	}
-	return TryRegisterSubscription(t, ns, start, append(base, opts...)...)
+	return registerSubscription(t, ns, start, append(base, opts...)...)
 }
 
 // MemoryBus joins the Topics of several nodes in one process: a Broker

@@ -46,9 +46,28 @@ func Register(t *handler.Table, opts ...Option) error {
 		d.maxDocs = DefaultMaxDocuments
 	}
 	d.buildFunc = d.build
-	return handler.TryRegisterExtension(t, DiscoverMethod, d.discover, handler.Inline(),
-		handler.Summary("Returns an OpenRPC schema as a description of this service"),
-		handler.Description("the OpenRPC document of this server (https://spec.open-rpc.org/)"))
+	return registerExtension(func() {
+		handler.RegisterExtension(t, DiscoverMethod, d.discover, handler.Inline(),
+			handler.Summary("Returns an OpenRPC schema as a description of this service"),
+			handler.Description("the OpenRPC document of this server (https://spec.open-rpc.org/)"))
+	})
+}
+
+// registerExtension runs a registration and returns the error it
+// panicked with (handler.RegisterExtension panics with an error: a
+// table that has rpc.discover already, or that is dispatching).
+func registerExtension(register func()) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			e, ok := v.(error)
+			if !ok {
+				panic(v)
+			}
+			err = e
+		}
+	}()
+	register()
+	return nil
 }
 
 // discovery is the state of one table's rpc.discover.
