@@ -419,7 +419,7 @@ func TestAccessLog_offWhenNothingToLog(t *testing.T) {
 		tab := NewTable(WithAccessLog(a))
 		RegisterNoParams(tab, "ok", func(context.Context) (int, error) { return 1, nil }, Inline())
 		tab.Dispatch(context.Background(), nil, []byte(mxReq(1, "ok", "")))
-		if tab.obs != nil || tab.MetricsEnabled() {
+		if tab.obs != nil || metricsOn(tab) {
 			t.Errorf("%+v: the table observes its calls", a)
 		}
 	}

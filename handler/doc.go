@@ -149,7 +149,7 @@
 // the batch length above which inline elements run in parallel
 // (DefaultParallelBatch, WithParallelBatch), the worker pool
 // (pool.DefaultWorkers goroutines, pool.DefaultQueue queued tasks,
-// WithWorkers), and for HTTP the body size (DefaultMaxBodySize).
+// WithWorkers), and for HTTP the body size (parser.DefaultMaxSize).
 //
 // # Fair use
 //

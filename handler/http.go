@@ -12,13 +12,6 @@ import (
 	"github.com/jetrpc/jetrpc/pool"
 )
 
-// Defaults of HTTPHandler.
-const (
-	// DefaultMaxBodySize is the largest request body HTTPHandler reads:
-	// the same limit as one message on a stream, parser.DefaultMaxSize.
-	DefaultMaxBodySize = parser.DefaultMaxSize
-)
-
 // HTTPHandler serves a Table over HTTP as a net/http.Handler, so that
 // jetrpc can be mounted in an existing net/http server:
 //
@@ -39,7 +32,8 @@ const (
 type HTTPHandler struct {
 	// Table serves the calls; immutable; never nil.
 	Table *Table
-	// MaxBodySize limits the request body; 0 means DefaultMaxBodySize.
+	// MaxBodySize limits the request body; 0 means parser.DefaultMaxSize, a
+	// message's limit on a stream too.
 	MaxBodySize int64
 	// HTTPPolicy is the policy of requests' heads, the engine's: health
 	// path, CORS, Hosts, Authorize, TrustedProxies.
@@ -118,7 +112,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	limit := h.MaxBodySize
 	if limit <= 0 {
-		limit = DefaultMaxBodySize
+		limit = parser.DefaultMaxSize
 	}
 	if r.ContentLength > limit {
 		h.refused(r, nil, http.StatusRequestEntityTooLarge, "body_too_large")

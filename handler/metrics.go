@@ -378,7 +378,3 @@ func (t *Table) LimitRefusals() stats.Refusals {
 	}
 	return r
 }
-
-// MetricsEnabled reports whether the table counts its calls
-// (Options.Metrics).
-func (t *Table) MetricsEnabled() bool { return t.obs != nil && t.obs.metrics != nil }

@@ -1007,15 +1007,15 @@ func TestMetrics_disabled(t *testing.T) {
 		if b, ok := tab.Metrics(func(*stats.Method) { called = true }); ok || called || b.Sizes.Count != 0 || b.Sizes.Buckets != nil {
 			t.Errorf("Metrics: %v, called %v, %+v; want false, not called, zero", ok, called, b)
 		}
-		if tab.MetricsEnabled() {
-			t.Error("MetricsEnabled() = true")
+		if metricsOn(tab) {
+			t.Error("metrics on without Options.Metrics")
 		}
 		if r := tab.LimitRefusals(); r != (stats.Refusals{Rate: 1}) {
 			t.Errorf("LimitRefusals %+v, want Rate 1 alone", r)
 		}
 	}
-	if !mxTable().MetricsEnabled() {
-		t.Error("MetricsEnabled() = false with WithMetrics(true)")
+	if !metricsOn(mxTable()) {
+		t.Error("metrics off with WithMetrics(true)")
 	}
 }
 
@@ -1155,8 +1155,8 @@ func TestObserve_zeroAllocs(t *testing.T) {
 	for cname, opts := range configs {
 		tab := mxTable(opts...)
 		RegisterNoParams(tab, "fail7", func(context.Context) (int, error) { return 0, appErr }, Inline())
-		if got := tab.MetricsEnabled(); got != (cname != "access log") {
-			t.Fatalf("%s: MetricsEnabled() = %v", cname, got)
+		if got := metricsOn(tab); got != (cname != "access log") {
+			t.Fatalf("%s: metrics on = %v", cname, got)
 		}
 		for mname, msg := range msgs {
 			ctx := context.Background()
@@ -1274,4 +1274,10 @@ func TestBucketOf_matchesTheBounds(t *testing.T) {
 			t.Errorf("bucketOf(%d) = %d, want %d", d, got, want)
 		}
 	}
+}
+
+// metricsOn reports whether tab counts its calls: Metrics answers.
+func metricsOn(tab *Table) bool {
+	_, ok := tab.Metrics(func(*stats.Method) {})
+	return ok
 }

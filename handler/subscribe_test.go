@@ -25,7 +25,9 @@ func TestSubscription_rules(t *testing.T) {
 		subs = append(subs, sub)
 		return nil
 	}, handler.Inline())
-	if err := registerErr(func() { handler.RegisterSubscription(tab, "s", func(context.Context, handler.Raw, *handler.Subscription) error { return nil }) }); err == nil {
+	if err := registerErr(func() {
+		handler.RegisterSubscription(tab, "s", func(context.Context, handler.Raw, *handler.Subscription) error { return nil })
+	}); err == nil {
 		t.Fatal("namespace registered twice")
 	}
 	call := func(ctx context.Context, msg string) string { return string(tab.Dispatch(ctx, nil, []byte(msg))) }

@@ -21,9 +21,6 @@ const (
 	// methods is split into chunks of this many elements run in parallel
 	// on the worker pool.
 	DefaultParallelBatch = 64
-	// DefaultMaxResponseSize bounds one reply (a request's, or one batch
-	// element's): the engine's default message size.
-	DefaultMaxResponseSize = parser.DefaultMaxSize
 	// DefaultMaxBatchResponseSize bounds the replies of one batch
 	// together, error replies included (geth's
 	// --rpc.batch-response-max-size).
@@ -66,7 +63,8 @@ type Options struct {
 	// none too.
 	CallTimeout time.Duration
 	// MaxResponseSize bounds one reply: a reply larger than this is
-	// replaced by parser.CodeResponseTooLarge. 0 means DefaultMaxResponseSize;
+	// replaced by parser.CodeResponseTooLarge. 0 means parser.DefaultMaxSize
+	// (5 MiB, the size of a message);
 	// negative means no limit.
 	MaxResponseSize int
 	// MaxBatchResponseSize bounds the replies of one batch together,
@@ -186,7 +184,7 @@ func NewTable(opts ...Option) *Table {
 			*n = int(^uint(0) >> 1)
 		}
 	}
-	limit(&t.opts.MaxResponseSize, DefaultMaxResponseSize)
+	limit(&t.opts.MaxResponseSize, parser.DefaultMaxSize)
 	limit(&t.opts.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
 	limit(&t.opts.MaxSubscriptionsPerConn, DefaultMaxSubscriptionsPerConn)
 	limit(&t.opts.MaxSubscriptions, DefaultMaxSubscriptions)

@@ -151,7 +151,7 @@ func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs.IntVar(&c.burst, "burst", 0, "cost `units` a client may spend at once, beyond --rate (0: one second's worth of --rate)")
 	fs.Float64Var(&c.connRate, "conn-rate", 0, "the same as --rate for each connection alone (0: no limit)")
 	fs.IntVar(&c.connBurst, "conn-burst", 0, "the same as --burst for each connection alone (0: one second's worth of --conn-rate)")
-	fs.IntVar(&c.maxResp, "max-response", handler.DefaultMaxResponseSize, "largest reply in `bytes`; a larger one is replaced by -32008 "+
+	fs.IntVar(&c.maxResp, "max-response", parser.DefaultMaxSize, "largest reply in `bytes`; a larger one is replaced by -32008 "+
 		"(default: --max-message, when that is larger)")
 	fs.IntVar(&c.maxBatchOut, "max-batch-response", handler.DefaultMaxBatchResponseSize, "`bytes` of one batch's replies, errors included, "+
 		"past which its remaining elements are answered -32008")
