@@ -109,7 +109,7 @@ func (c *conn) authorizeStream(out []byte) []byte {
 	if status == 0 {
 		return out
 	}
-	c.refused(0, reasonOf(status)) // the stream gets streamRefused, not the status
+	c.refused(0, httprules.ReasonOf(status)) // the stream gets streamRefused, not the status
 	out = append(out, streamRefused...)
 	return c.closeAfterFlush(out, closeProtocol)
 }

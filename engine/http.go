@@ -181,18 +181,18 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	mark := len(out)
 	switch {
 	case !h.hostAllowed(c, r):
-		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenHost)
+		h.refusedHead(c, http1.StatusForbidden, httprules.ReasonForbiddenHost)
 		out = appendStatusText(out, http1.StatusForbidden, httprules.TextHostNotAllowed, keep, r.Minor, h.corsLines)
 	case h.originRefused(c, r): // a preflight too
-		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenOrigin)
+		h.refusedHead(c, http1.StatusForbidden, httprules.ReasonForbiddenOrigin)
 		out = appendStatusText(out, http1.StatusForbidden, httprules.TextOriginNotAllowed, keep, r.Minor, "")
 	case string(r.Method) == "POST" && !httprules.AcceptableContentType(r.ContentType):
-		h.refusedHead(c, http1.StatusUnsupportedMediaType, reasonUnsupportedType)
+		h.refusedHead(c, http1.StatusUnsupportedMediaType, httprules.ReasonUnsupportedType)
 		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.corsLines)
 	case string(r.Method) == "POST": // a body over MaxMessageSize
 		keep, why = false, closeProtocol // as a chunked body found too large is
 		e.stats.tooLarge.Add(1)
-		h.refusedHead(c, http1.StatusPayloadTooLarge, reasonBodyTooLarge)
+		h.refusedHead(c, http1.StatusPayloadTooLarge, httprules.ReasonBodyTooLarge)
 		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.corsLines)
 	case httprules.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
 		out = appendHealth(out, e.Ready(), keep, r.Minor, h.corsLines)
@@ -213,7 +213,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		if get := []byte("GET"); httprules.IsHealthCheck(get, r.Target, e.opts.HealthPath) || e.pageFor(get, r.Target) != nil {
 			allow = "GET"
 		}
-		h.refusedHead(c, http1.StatusMethodNotAllowed, reasonMethodNotAllowed)
+		h.refusedHead(c, http1.StatusMethodNotAllowed, httprules.ReasonMethodNotAllowed)
 		out = appendNotAllowed(out, allow, string(r.Method) == "HEAD", keep, r.Minor, h.corsLines)
 	}
 	if len(out) > mark { // a page's response is held already
@@ -247,11 +247,11 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 	r := &h.req
 	switch {
 	case !h.hostAllowed(c, r):
-		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenHost)
+		h.refusedHead(c, http1.StatusForbidden, httprules.ReasonForbiddenHost)
 		out = appendStatusText(out, http1.StatusForbidden, httprules.TextHostNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	case h.originRefused(c, r):
-		h.refusedHead(c, http1.StatusForbidden, reasonForbiddenOrigin)
+		h.refusedHead(c, http1.StatusForbidden, httprules.ReasonForbiddenOrigin)
 		out = appendStatusText(out, http1.StatusForbidden, httprules.TextOriginNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	}

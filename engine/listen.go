@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/pool/fdlimit"
 )
 
@@ -89,7 +90,7 @@ func (e *Engine) accept(ln net.Listener) {
 		pause = 0
 		if f := e.opts.AcceptConn; f != nil && !f(nc.RemoteAddr()) {
 			e.opts.Logger.Debug("jetrpc: connection refused", "remote", nc.RemoteAddr().String())
-			e.refusedConn(nc, reasonAddress)
+			e.refusedConn(nc, httprules.ReasonAddress)
 			_ = nc.Close() // before gnet or the engine holds anything of it
 			e.stats.refusedAddr.Add(1)
 			continue
@@ -98,7 +99,7 @@ func (e *Engine) accept(ln net.Listener) {
 			e.nconns.Add(-1) // over the limit (counted across listeners): refused at once
 			_ = nc.Close()
 			if n > int64(e.maxConns) {
-				e.refusedConn(nc, reasonTooManyConns)
+				e.refusedConn(nc, httprules.ReasonTooManyConns)
 				e.stats.refusedMax.Add(1)
 			} else {
 				e.stats.refusedStop.Add(1)

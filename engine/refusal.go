@@ -21,58 +21,13 @@ import (
 	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
-// The reasons of refusals, as the access log names them.
-const (
-	reasonUnauthorized     = "unauthorized"           // 401: the Authorizer found no credentials
-	reasonForbidden        = "forbidden"              // 403: the Authorizer refused the credentials
-	reasonTokenInURL       = "token_in_url"           // 401: a token in the URL of a request other than a WebSocket upgrade (handler.ErrTokenInURL)
-	reasonForbiddenHost    = "forbidden_host"         // 403: a Host not in Options.Hosts
-	reasonForbiddenOrigin  = "forbidden_origin"       // 403: an Origin CORS does not allow
-	reasonBadRequest       = "bad_request"            // 400: a malformed head or chunked body
-	reasonMethodNotAllowed = "method_not_allowed"     // 405
-	reasonBodyTooLarge     = "body_too_large"         // 413: a body over MaxMessageSize
-	reasonUnsupportedType  = "unsupported_media_type" // 415
-	reasonHeadTooLarge     = "head_too_large"         // 431: a head over MaxHeaderSize
-	reasonNotImplemented   = "not_implemented"        // 501: a transfer coding other than chunked
-	reasonBadVersion       = "version_not_supported"  // 505
-	reasonBadUpgrade       = "bad_upgrade"            // 400, 405, 426, 505: a WebSocket handshake gobwas refused
-	reasonMessageTooLarge  = "message_too_large"      // a WebSocket or stream message over MaxMessageSize
-	reasonMalformed        = "malformed"              // a stream that cannot be framed
-	reasonAddress          = "address_refused"        // a connection Options.AcceptConn refused
-	reasonTooManyConns     = "too_many_connections"   // a connection past MaxConns
-)
-
-// reasonOf returns the reason of an HTTP refusal with status that has
-// no more precise one.
-func reasonOf(status int) string {
-	switch status {
-	case http1.StatusUnauthorized:
-		return reasonUnauthorized
-	case http1.StatusForbidden:
-		return reasonForbidden
-	case http1.StatusMethodNotAllowed:
-		return reasonMethodNotAllowed
-	case http1.StatusPayloadTooLarge:
-		return reasonBodyTooLarge
-	case http1.StatusUnsupportedMediaType:
-		return reasonUnsupportedType
-	case http1.StatusHeaderTooLarge:
-		return reasonHeadTooLarge
-	case http1.StatusNotImplemented:
-		return reasonNotImplemented
-	case http1.StatusVersionNotSupported:
-		return reasonBadVersion
-	}
-	return reasonBadRequest
-}
-
 // authReason is the reason of the Authorizer's refusal with status
 // that c just answered (authorize).
 func (c *conn) authReason(status int) string {
 	if c.refusal == httprules.TextTokenInURL {
-		return reasonTokenInURL
+		return httprules.ReasonTokenInURL
 	}
-	return reasonOf(status)
+	return httprules.ReasonOf(status)
 }
 
 // refused reports a refusal of c's caller to the access log: status is
@@ -130,7 +85,7 @@ func (h *httpCodec) refusedMalformedSlow(c *conn, status int) {
 		c.call.Meta.SetHTTPHeadParsed(nil, nil, nil, nil)
 		c.call.Meta.Principal = ""
 	}
-	c.e.table.Refused(&c.call, status, reasonOf(status))
+	c.e.table.Refused(&c.call, status, httprules.ReasonOf(status))
 }
 
 // refusedUpgrade is refused for a WebSocket handshake gobwas refused
@@ -144,7 +99,7 @@ func (c *conn) refusedUpgrade(err error) {
 	if rej, ok := err.(*ws.ConnectionRejectedError); ok && rej.StatusCode() != 0 {
 		status = rej.StatusCode() // as gobwas's Upgrade picks it
 	}
-	c.e.table.Refused(&c.call, status, reasonBadUpgrade)
+	c.e.table.Refused(&c.call, status, httprules.ReasonBadUpgrade)
 }
 
 // refusedConn reports a connection nc refused as it was accepted, for

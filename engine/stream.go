@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -81,9 +82,9 @@ func (s *streamCodec) frame(c *conn, in, out []byte) ([]byte, int) {
 			f := parser.FrameFault(st, end)
 			if st == parser.TooLarge {
 				c.e.stats.tooLarge.Add(1)
-				c.refused(0, reasonMessageTooLarge)
+				c.refused(0, httprules.ReasonMessageTooLarge)
 			} else {
-				c.refused(0, reasonMalformed)
+				c.refused(0, httprules.ReasonMalformed)
 			}
 			out = handler.AppendFault(out, nil, &f)
 			out = append(out, '\n')

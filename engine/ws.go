@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gobwas/ws"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser/http1"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -138,7 +139,7 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			if h.Length > int64(e.opts.MaxMessageSize-have) {
 				// Checked from the header: the payload is never buffered.
 				e.stats.tooLarge.Add(1)
-				c.refused(0, reasonMessageTooLarge)
+				c.refused(0, httprules.ReasonMessageTooLarge)
 				return w.close(c, out, ws.StatusMessageTooBig, "message exceeds the size limit", closeProtocol), len(in), nil
 			}
 		}

@@ -72,7 +72,7 @@ func httpErrorText(w http.ResponseWriter, status int, text string) {
 // ServeHTTP answers one HTTP request.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !HostAllows(&h.HTTPPolicy, r.Host) {
-		h.refused(r, nil, http.StatusForbidden, "forbidden_host")
+		h.refused(r, nil, http.StatusForbidden, httprules.ReasonForbiddenHost)
 		httpErrorText(w, http.StatusForbidden, httprules.TextHostNotAllowed)
 		return
 	}
@@ -80,7 +80,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		v, ok := httprules.AllowOrigin(&h.CORS, origin)
 		if !ok && origin != "" { // a page of another origin, or its preflight: nothing runs
-			h.refused(r, nil, http.StatusForbidden, "forbidden_origin")
+			h.refused(r, nil, http.StatusForbidden, httprules.ReasonForbiddenOrigin)
 			httpErrorText(w, http.StatusForbidden, httprules.TextOriginNotAllowed)
 			return
 		}
@@ -100,13 +100,13 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, httprules.HealthBody)
 			return
 		}
-		h.refused(r, nil, http.StatusMethodNotAllowed, "method_not_allowed")
+		h.refused(r, nil, http.StatusMethodNotAllowed, httprules.ReasonMethodNotAllowed)
 		w.Header().Set("Allow", http.MethodPost)
 		httpError(w, http.StatusMethodNotAllowed)
 		return
 	}
 	if !httprules.AcceptableContentType(r.Header.Get("Content-Type")) {
-		h.refused(r, nil, http.StatusUnsupportedMediaType, "unsupported_media_type")
+		h.refused(r, nil, http.StatusUnsupportedMediaType, httprules.ReasonUnsupportedType)
 		httpError(w, http.StatusUnsupportedMediaType)
 		return
 	}
@@ -115,7 +115,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		limit = parser.DefaultMaxSize
 	}
 	if r.ContentLength > limit {
-		h.refused(r, nil, http.StatusRequestEntityTooLarge, "body_too_large")
+		h.refused(r, nil, http.StatusRequestEntityTooLarge, httprules.ReasonBodyTooLarge)
 		httpError(w, http.StatusRequestEntityTooLarge)
 		return
 	}
@@ -138,18 +138,18 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, err := body.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			// An outer limit (http.MaxBytesHandler) cut the body off.
-			h.refused(r, cc, http.StatusRequestEntityTooLarge, "body_too_large")
+			h.refused(r, cc, http.StatusRequestEntityTooLarge, httprules.ReasonBodyTooLarge)
 			httpError(w, http.StatusRequestEntityTooLarge)
 			return
 		}
-		h.refused(r, cc, http.StatusBadRequest, "bad_request")
+		h.refused(r, cc, http.StatusBadRequest, httprules.ReasonBadRequest)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, "cannot read request body\n")
 		return
 	}
 	if int64(len(body.B)) > limit {
-		h.refused(r, cc, http.StatusRequestEntityTooLarge, "body_too_large")
+		h.refused(r, cc, http.StatusRequestEntityTooLarge, httprules.ReasonBodyTooLarge)
 		httpError(w, http.StatusRequestEntityTooLarge)
 		return
 	}

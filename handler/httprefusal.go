@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // refused reports the refusal of r with status, for reason, to the
@@ -50,9 +52,9 @@ func (h *HTTPHandler) callContext(r *http.Request) *CallContext {
 func authReason(err error, status int) string {
 	switch {
 	case errors.Is(err, ErrTokenInURL):
-		return "token_in_url"
+		return httprules.ReasonTokenInURL
 	case status == http.StatusUnauthorized:
-		return "unauthorized"
+		return httprules.ReasonUnauthorized
 	}
-	return "forbidden"
+	return httprules.ReasonForbidden
 }

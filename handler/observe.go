@@ -438,7 +438,7 @@ func (t *Table) AccessLogEnabled() bool { return t.log != nil }
 // at Info with status, the HTTP status it was answered with (left out
 // when 0: it was answered otherwise — a WebSocket close frame, a
 // stream's error reply), and reason, a short fixed word
-// ("unauthorized", "forbidden_host", "body_too_large" ...), then the
+// (httprules.ReasonUnauthorized and the other Reason words), then the
 // caller's attributes, as a call's record has them, from the Meta of
 // ctx (MetaFrom): transport, remote, client and principal. Refusals are
 // sampled with the calls, by the same countdown (AccessLog.Sample);
