@@ -84,3 +84,37 @@ func ExampleEngine_Run() {
 	fmt.Println("stopped cleanly")
 	// Output: stopped cleanly
 }
+
+// The whole configuration in one Options value, keyed fields only: a
+// zero field means its default, and a field without a With setter is
+// set the same way.
+func ExampleWithOptions() {
+	t := handler.NewTable()
+	handler.Register(t, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	e := engine.New(t, engine.WithOptions(engine.Options{
+		Addrs:          []string{"tcp://127.0.0.1:0"},
+		Loops:          1,
+		MaxMessageSize: 64 << 10,
+		IdleTimeout:    time.Minute,
+	}))
+	if err := e.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := net.Dial("tcp", e.Addrs()[0].String())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Fprintln(c, `{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`)
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	fmt.Print(line)
+	c.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fmt.Println(e.Stop(ctx))
+	// Output:
+	// {"jsonrpc":"2.0","result":42,"id":1}
+	// <nil>
+}

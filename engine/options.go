@@ -199,8 +199,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Option sets a field of Options.
+// Option sets fields of Options; New applies its options in order, then
+// the defaults (fill). The With setters below are thin conveniences: a
+// field without one is set with WithOptions, or with an Option of one's
+// own — any func(*Options).
 type Option func(*Options)
+
+// WithOptions sets every field of Options to o's: the whole
+// configuration in one value, as jetrpc serve builds it from its flags.
+// Options after it change single fields of it.
+func WithOptions(o Options) Option { return func(p *Options) { *p = o } }
 
 // WithAddrs sets Options.Addrs.
 func WithAddrs(addrs ...string) Option {
@@ -290,7 +298,10 @@ func WithTrustedProxies(p handler.Proxies) Option { return func(o *Options) { o.
 // WithLogger sets Options.Logger.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
 
-// fill applies the defaults.
+// fill applies the defaults: the one place where a zero (or, where a
+// field's doc says so, negative) value becomes its field's default, and
+// out-of-range values are normalised. New calls it after the options;
+// nothing else reads an unfilled Options.
 func (o *Options) fill() {
 	if len(o.Addrs) == 0 {
 		o.Addrs = []string{DefaultAddr}

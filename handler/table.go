@@ -96,8 +96,14 @@ type Options struct {
 	AccessLog AccessLog
 }
 
-// Option sets a field of Options.
+// Option sets fields of Options. The With setters are thin
+// conveniences: a field without one is set with WithOptions, or with an
+// Option of one's own — any func(*Options).
 type Option func(*Options)
+
+// WithOptions sets every field of Options to o's. Options after it
+// change single fields of it.
+func WithOptions(o Options) Option { return func(p *Options) { *p = o } }
 
 // WithMaxBatch sets Options.MaxBatch.
 func WithMaxBatch(n int) Option { return func(o *Options) { o.MaxBatch = n } }
