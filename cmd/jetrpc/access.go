@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
-	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // defaultVHosts is --vhosts when none is given: like geth, a server on
@@ -15,19 +13,15 @@ import (
 // addresses), which defeats DNS rebinding.
 var defaultVHosts = []string{"localhost"}
 
-// access turns the access flags (--cors, --cors-headers, --cors-max-age,
-// --vhosts, --vhosts-strict, --health-path, --jwt-secret, --api-keys,
-// --trusted-proxy, --allow-ip, --deny-ip) into engine options — the
-// HTTP policy whole (handler.HTTPPolicy) and the connection filter —
-// reading the secret and key files now, so that a bad file fails before
-// serving.
-func (c *serveFlags) access() ([]engine.Option, error) {
-	p := handler.HTTPPolicy{
-		HealthPath:  c.healthPath,
-		CORS:        httprules.CORS{Origins: c.origins, Headers: c.corsHeaders, MaxAge: c.corsMaxAge},
-		Hosts:       c.vhosts,
-		StrictHosts: c.vhostsStrict,
-	}
+// access completes the engine's HTTP policy and connection filter from
+// the access flags: --cors, --cors-headers, --cors-max-age, --vhosts,
+// --vhosts-strict and --health-path are bound to its fields already;
+// here --vhosts gets its default, and --jwt-secret, --api-keys,
+// --trusted-proxy, --allow-ip and --deny-ip become its Authorize,
+// TrustedProxies and AcceptConn — reading the secret and key files now,
+// so that a bad file fails before serving.
+func (c *serveFlags) access() error {
+	p := &c.engine.HTTPPolicy
 	if len(p.Hosts) == 0 {
 		p.Hosts = defaultVHosts
 	}
@@ -35,17 +29,17 @@ func (c *serveFlags) access() ([]engine.Option, error) {
 	if c.apiKeys != "" {
 		keys, err := auth.LoadKeys(c.apiKeys)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if keys.Len() == 0 {
-			return nil, errors.New("--api-keys " + c.apiKeys + ": no key in the file")
+			return errors.New("--api-keys " + c.apiKeys + ": no key in the file")
 		}
 		authorizers = append(authorizers, keys.Authorize)
 	}
 	if c.jwtSecret != "" {
 		secret, err := auth.LoadJWTSecret(c.jwtSecret)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		authorizers = append(authorizers, auth.NewJWT(secret, handler.Grants{"*"}).Authorize)
 	}
@@ -55,17 +49,16 @@ func (c *serveFlags) access() ([]engine.Option, error) {
 	if len(c.trustedProxies) > 0 {
 		proxies, err := handler.ParseProxies(c.trustedProxies...)
 		if err != nil {
-			return nil, fmt.Errorf("--trusted-proxy: %w", err)
+			return fmt.Errorf("--trusted-proxy: %w", err)
 		}
 		p.TrustedProxies = proxies
 	}
-	opts := []engine.Option{engine.WithHTTPPolicy(p)}
 	if len(c.allowIP) > 0 || len(c.denyIP) > 0 {
 		f, err := auth.NewIPFilter(c.allowIP, c.denyIP)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		opts = append(opts, engine.WithAcceptConn(f.Allowed))
+		c.engine.AcceptConn = f.Allowed
 	}
-	return opts, nil
+	return nil
 }

@@ -41,7 +41,7 @@ func metricsFlag(v string) (addr, path string, err error) {
 // accessLogOf returns the access log of --access-log,
 // --access-log-sample and --slow-call.
 func (c *serveFlags) accessLogOf(logger *slog.Logger) handler.AccessLog {
-	a := handler.AccessLog{Logger: logger, Slow: c.slowCall}
+	a := handler.AccessLog{Logger: logger, Slow: c.table.AccessLog.Slow}
 	if c.accessLog {
 		a.Sample = c.logSample
 	}

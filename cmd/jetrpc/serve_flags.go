@@ -1,0 +1,289 @@
+package main
+
+// NOTE: the flags of jetrpc serve, in one table (serveFlags.rows): a
+// row per usage entry — its names (a flag and its aliases), its usage
+// group, the field it sets, bound with its default, its rule and its
+// help. The FlagSet (newServeFlags), the checks after parsing
+// (serveFlags.check) and the groups of the usage text (serveUsage) are
+// all built from it. Most rows set a field of the engine's or the
+// table's Options directly, with the library's default constant, so
+// that a new engine limit costs its field (engine/options.go), its use,
+// one row here and its row in the README's limits table.
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
+	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/pool"
+)
+
+// serveFlags is what the flags of jetrpc serve set: the engine's and the
+// table's options, field by field, and what serve itself uses.
+type serveFlags struct {
+	engine engine.Options  // its Addrs: --listen and its aliases, tcp:// or unix:// each, in order
+	table  handler.Options // its AccessLog.Slow: --slow-call
+
+	jwtSecret      string
+	apiKeys        string
+	allowIP        []string
+	denyIP         []string
+	trustedProxies []string
+	accessLog      bool
+	logSample      float64
+	metrics        string // --metrics: an address, or a path on the listeners
+	discover       bool
+	discoverGrant  bool   // --discover-by-grant
+	broker         string // --broker: a NATS URL, "" for one node
+	workers        int
+	queue          int
+	verbose        bool
+	cpuProfile     string
+}
+
+// defaultCallTimeout is jetrpc serve's --call-timeout: geth's
+// (its HTTP write timeout).
+const defaultCallTimeout = 30 * time.Second
+
+// Groups of the usage text, in the order printed.
+const (
+	groupListeners = "listeners"
+	groupWebSocket = "WebSocket"
+	groupAccess    = "access (see cmd/jetrpc/README.md: Putting it on the internet)"
+	groupJSONRPC   = "JSON-RPC"
+	groupFairUse   = "fair use (see cmd/jetrpc/README.md: Limits)"
+	groupConnLimit = "connection limits"
+	groupTimeouts  = "timeouts"
+	groupNodes     = "many nodes (see cmd/jetrpc/README.md: Running many nodes)"
+	groupLoops     = "event loops and workers"
+	groupOperate   = "operating it (see cmd/jetrpc/README.md: Operating it)"
+	groupLogging   = "logging and profiling"
+)
+
+// serveFlag is a row of the table of serve's flags: one entry of the
+// usage text.
+type serveFlag struct {
+	group string // its group in the usage text
+	names string // the flag's name, then its aliases, comma-separated: they set the same field
+	bind  binder // defines each name on a FlagSet, bound to its field, with its default
+	rule  rule   // what a value must be, checked after parsing
+	usage string // the help text; a back-quoted word names the argument
+}
+
+// rows returns the rows of serve's flags, bound to the fields of c, in
+// the order of the usage text. Defaults are the library's constants.
+func (c *serveFlags) rows() []serveFlag {
+	e, t := &c.engine, &c.table
+	return []serveFlag{
+		{groupListeners, "listen", value(listenFlag{addrs: &e.Addrs}), anyValue, "listen on `addr`: host:port or tcp://host:port (tcp4:// and tcp6:// too; " +
+			"port 0 picks a free port, printed at start-up; :8080 is every interface), or unix:///path for a Unix socket. " +
+			"Repeatable: each listener serves HTTP/1.1, WebSocket and JSON streams. " +
+			"Default: " + strings.TrimPrefix(engine.DefaultAddr, "tcp://") + ", when no listener flag is given"},
+		{groupListeners, "http,tcp,ws", value(listenFlag{addrs: &e.Addrs}), anyValue, "aliases of --listen: the same `addr` forms, the same listener. " +
+			"The names are kept for older scripts; none of them limits the protocols served"},
+		{groupListeners, "unix", value(listenFlag{addrs: &e.Addrs, unix: true}), anyValue, "the same as --listen unix://`path`: a Unix socket (repeatable; " +
+			"a stale socket file left by an earlier run is replaced)"},
+		{groupListeners, "reuseport", bind(&e.ReusePort, false), anyValue, "set SO_REUSEPORT so that several processes can share a TCP port"},
+
+		{groupWebSocket, "ws-path", bind(&e.WSPath, engine.DefaultWSPath), urlPath, "the URL `path` where a GET with Upgrade: websocket opens a WebSocket"},
+		{groupWebSocket, "ws-origin", value(stringsFlag{&e.CORS.Origins}), anyValue, "an alias of --cors, kept for older scripts"},
+		{groupWebSocket, "ping-interval", bind(&e.PingInterval, engine.DefaultPingInterval), anyValue, "ping a WebSocket client silent this long"},
+
+		{groupAccess, "cors", value(stringsFlag{&e.CORS.Origins}), anyValue, "browser `origin` whose pages may call (CORS: preflights answered, replies marked) and " +
+			"open a WebSocket, such as https://app.example.com, or \"*\" for any (repeatable, or comma-separated). " +
+			"None given: no cross-origin calls, WebSockets from any origin"},
+		{groupAccess, "cors-headers", value(stringsFlag{&e.CORS.Headers}), anyValue, "`header` names a cross-origin page may send (repeatable, or comma-separated). " +
+			"Default: Content-Type, Authorization"},
+		{groupAccess, "cors-max-age", bind(&e.CORS.MaxAge, httprules.DefaultCORSMaxAge), anyValue, "how long a browser may keep a preflight's answer (negative: no Access-Control-Max-Age)"},
+		{groupAccess, "vhosts", value(stringsFlag{&e.Hosts}), anyValue, "`host` names a request's Host may carry (repeatable, or comma-separated; \"*\" for any); " +
+			"other names get 403, which defeats DNS rebinding. IP addresses and a missing Host pass (no rebinding without a name; browsers send a Host) unless --vhosts-strict. Default: localhost"},
+		{groupAccess, "vhosts-strict", bind(&e.StrictHosts, false), anyValue, "make --vhosts strict: an IP address passes only when listed, a request without a Host gets 403"},
+		{groupAccess, "health-path", bind(&e.HealthPath, engine.DefaultHealthPath), anyValue, "`path` where GET answers 200 {\"status\":\"ok\"} (503 while draining); \"-\" for none"},
+		{groupAccess, "jwt-secret", bind(&c.jwtSecret, ""), anyValue, "require a JWT (HS256, iat within 60 s, as geth's engine API) signed with the 32-byte hex secret in `file`; " +
+			"its holders hold every permission"},
+		{groupAccess, "api-keys", bind(&c.apiKeys, ""), anyValue, "require an API key from `file` (one per line: KEY [grant,grant...]) as a bearer token: " +
+			"Authorization: Bearer KEY, or on a WebSocket upgrade only (browsers) the subprotocol bearer.KEY or ?access_token=KEY; a key in another request's URL gets 401"},
+		{groupAccess, "allow-ip", value(stringsFlag{&c.allowIP}), anyValue, "accept connections only from `cidr` (an address or a prefix; repeatable, or comma-separated)"},
+		{groupAccess, "deny-ip", value(stringsFlag{&c.denyIP}), anyValue, "refuse connections from `cidr` (repeatable, or comma-separated; wins over --allow-ip)"},
+		{groupAccess, "trusted-proxy", value(stringsFlag{&c.trustedProxies}), anyValue, "trust the proxies at `cidr` (an address or a prefix; repeatable, or comma-separated) " +
+			"to name their client in X-Forwarded-For or X-Real-IP: the rate limits and the access log then count calls by that client, " +
+			"not the proxy (--allow-ip and --deny-ip still see the proxy)"},
+
+		{groupJSONRPC, "max-batch", bind(&t.MaxBatch, handler.DefaultMaxBatch), nonNegative, "most requests in one batch"},
+		{groupJSONRPC, "max-depth", bind(&t.MaxDepth, parser.DefaultMaxDepth), nonNegative, "deepest nesting of arrays and objects in a message"},
+		{groupJSONRPC, "reject-v1", bind(&t.RejectV1, false), anyValue, "answer JSON-RPC 1.0 requests (no \"jsonrpc\":\"2.0\") with -32600"},
+
+		{groupFairUse, "call-timeout", bind(&t.CallTimeout, defaultCallTimeout), nonNegative, "answer a call still running after this `duration` -32002 at once, " +
+			"and end its method's context (0: no timeout)"},
+		{groupFairUse, "rate", bind(&t.RateLimit.Rate, 0), nonNegative, "cost `units` per second each client (its API key or JWT subject, else its IP address) may spend; " +
+			"a call spends 1 (admin_stats 10), each batch element alone; calls over it get -32005, notifications are dropped (0: no limit)"},
+		{groupFairUse, "burst", bind(&t.RateLimit.Burst, 0), nonNegative, "cost `units` a client may spend at once, beyond --rate (0: one second's worth of --rate)"},
+		{groupFairUse, "conn-rate", bind(&t.RateLimit.ConnRate, 0), nonNegative, "the same as --rate for each connection alone (0: no limit)"},
+		{groupFairUse, "conn-burst", bind(&t.RateLimit.ConnBurst, 0), nonNegative, "the same as --burst for each connection alone (0: one second's worth of --conn-rate)"},
+		{groupFairUse, "max-response", bind(&t.MaxResponseSize, parser.DefaultMaxSize), nonNegative, "largest reply in `bytes`; a larger one is replaced by -32008 " +
+			"(default: --max-message, when that is larger)"},
+		{groupFairUse, "max-batch-response", bind(&t.MaxBatchResponseSize, handler.DefaultMaxBatchResponseSize), nonNegative, "`bytes` of one batch's replies, errors included, " +
+			"past which its remaining elements are answered -32008"},
+		{groupFairUse, "max-subscriptions-per-conn", bind(&t.MaxSubscriptionsPerConn, handler.DefaultMaxSubscriptionsPerConn), nonNegative, "live subscriptions of one connection; " +
+			"a subscribe past it gets -32006"},
+		{groupFairUse, "max-subscriptions", bind(&t.MaxSubscriptions, handler.DefaultMaxSubscriptions), nonNegative, "live subscriptions of the server, all connections together"},
+
+		{groupConnLimit, "max-message", bind(&e.MaxMessageSize, engine.DefaultMaxMessageSize), nonNegative, "largest message (HTTP body, stream value or WebSocket message) in `bytes`"},
+		{groupConnLimit, "max-header", bind(&e.MaxHeaderSize, engine.DefaultMaxHeaderSize), nonNegative, "largest HTTP request head in `bytes`"},
+		{groupConnLimit, "max-conns", bind(&e.MaxConns, engine.DefaultMaxConns), nonNegative, "most open connections, lowered to the file descriptor limit"},
+		{groupConnLimit, "max-inflight", bind(&e.MaxInFlight, engine.DefaultMaxInFlight), nonNegative, "most messages of one connection on workers at once"},
+		{groupConnLimit, "max-pending", bind(&e.MaxPendingOutput, engine.DefaultMaxPendingOutput), nonNegative, "unsent output `bytes` per connection before it is no longer read " +
+			"(its server messages then wait in its queue, bounded by --max-push-queue)"},
+		{groupConnLimit, "max-push-queue", bind(&e.MaxPushQueue, engine.DefaultMaxPushQueue), nonNegative, "`bytes` a client that gets server messages may leave unread, " +
+			"its unsent output and queued server messages together; a server message past it disconnects the client " +
+			"(keep it above the largest reply such a client gets)"},
+		{groupConnLimit, "max-output-budget", bind(&e.MaxOutputBudget, 0), anyValue, "unsent reply and server-message `bytes` of all connections together: past 3/4 of it " +
+			"the clients holding most are not read, past it they are disconnected, largest first (0: a quarter of the memory, at most 64 MiB; -1: none)"},
+
+		{groupTimeouts, "idle-timeout", bind(&e.IdleTimeout, engine.DefaultIdleTimeout), anyValue, "close connections idle this long"},
+		{groupTimeouts, "read-timeout", bind(&e.ReadTimeout, engine.DefaultReadTimeout), anyValue, "close connections whose message is incomplete this long"},
+		{groupTimeouts, "write-timeout", bind(&e.WriteTimeout, engine.DefaultWriteTimeout), anyValue, "close connections whose replies wait this long"},
+		{groupTimeouts, "stop-timeout", bind(&e.StopTimeout, engine.DefaultStopTimeout), positive, "on SIGINT or SIGTERM, how long requests in flight may take " +
+			"before their contexts are cancelled and the server exits"},
+
+		{groupNodes, "broker", bind(&c.broker, ""), anyValue, "share topics (topic_subscribe, topic_publish) with the other nodes connected to the NATS server at `url` " +
+			"(nats://host:port); without it, topics reach this node's clients only"},
+		{groupNodes, "drain-grace", bind(&e.DrainGrace, 0), nonNegative, "on SIGINT or SIGTERM, go on answering calls this long with GET /health answering 503, " +
+			"so that a load balancer takes the node out before it stops (0: stop at once; a second signal exits at once)"},
+		{groupNodes, "close-notice", bind(&e.CloseNotice, ""), anyValue, "when stopping, send WebSocket and stream clients the notification `method` " +
+			"(e.g. " + engine.DefaultCloseNotice + `, params {"reason":"server stopping"}) before closing, so that they reconnect and resubscribe`},
+
+		{groupLoops, "loops", bind(&e.Loops, 0), nonNegative, "event loops (0: GOMAXPROCS)"},
+		{groupLoops, "workers", bind(&c.workers, pool.DefaultWorkers), nonNegative, "worker goroutines for blocking methods, per pool: one pool runs messages, one batch elements"},
+		{groupLoops, "queue", bind(&c.queue, pool.DefaultQueue), nonNegative, "messages waiting for a worker before requests are answered \"Server busy\""},
+
+		{groupOperate, "metrics", bind(&c.metrics, ""), anyValue, "serve Prometheus metrics on `addr|path`: host:port for a listener of their own (at /metrics), " +
+			"or a path such as /metrics on the JSON-RPC listeners (off by default)"},
+		{groupOperate, "access-log", bind(&c.accessLog, false), anyValue, "log calls to stderr: one record per message (method, id, code, duration_ms, transport, remote, client behind a --trusted-proxy, " +
+			"principal; a batch with its element and error counts), and one per request or connection refused before JSON-RPC (status, reason; see cmd/jetrpc/README.md: Access log)"},
+		{groupOperate, "access-log-sample", bind(&c.logSample, 1), share, "the `share` of messages and refusals --access-log logs, 0 to 1"},
+		{groupOperate, "slow-call,log-slow", bind(&t.AccessLog.Slow, 0), nonNegative, "log every message that takes longer than this `duration` at WARN, with or without --access-log (0: off)"},
+		{groupOperate, "discover", bind(&c.discover, true), anyValue, "answer rpc.discover with the server's OpenRPC document"},
+		{groupOperate, "discover-by-grant", bind(&c.discoverGrant, true), anyValue, "with --api-keys or --jwt-secret, list in rpc.discover's document only the methods " +
+			"the caller's grants let it call (admin_stats only for a key with the admin grant); false lists every method to every caller. " +
+			"Without authentication every caller is listed every method"},
+
+		{groupLogging, "v", bind(&c.verbose, false), anyValue, "log debug messages"},
+		{groupLogging, "cpuprofile", bind(&c.cpuProfile, ""), anyValue, "write a CPU profile (go tool pprof) to `file` until the server stops"},
+	}
+}
+
+// newServeFlags defines the flags of jetrpc serve on a new FlagSet, from
+// the rows of serveFlags.rows.
+func newServeFlags() (*flag.FlagSet, *serveFlags) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c := &serveFlags{}
+	for _, r := range c.rows() {
+		for name := range strings.SplitSeq(r.names, ",") {
+			r.bind(fs, name, r.usage)
+		}
+	}
+	return fs, c
+}
+
+// serveGroups returns the groups of the usage text: the names of the
+// table's rows, group by group, in the table's order.
+func serveGroups() []flagGroup {
+	var groups []flagGroup
+	for _, r := range new(serveFlags).rows() {
+		if n := len(groups); n == 0 || groups[n-1].title != r.group {
+			groups = append(groups, flagGroup{title: r.group})
+		}
+		g := &groups[len(groups)-1]
+		g.names = append(g.names, r.names)
+	}
+	return groups
+}
+
+// check checks the parsed flags of fs, defined by newServeFlags for c,
+// against their rows' rules, and returns the first value refused.
+func (c *serveFlags) check(fs *flag.FlagSet) error {
+	for _, r := range c.rows() {
+		name, _, _ := strings.Cut(r.names, ",")
+		if err := r.rule.check(fs.Lookup(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// binder defines a flag named name on fs, bound to a field.
+type binder func(fs *flag.FlagSet, name, usage string)
+
+// bind returns the binder of the field at p, with default def: the flag
+// package's own Value of T, so that the usage names its argument (N,
+// DURATION) as it would.
+func bind[T bool | int | float64 | string | time.Duration](p *T, def T) binder {
+	return func(fs *flag.FlagSet, name, usage string) {
+		switch p := any(p).(type) {
+		case *bool:
+			fs.BoolVar(p, name, any(def).(bool), usage)
+		case *int:
+			fs.IntVar(p, name, any(def).(int), usage)
+		case *float64:
+			fs.Float64Var(p, name, any(def).(float64), usage)
+		case *string:
+			fs.StringVar(p, name, any(def).(string), usage)
+		case *time.Duration:
+			fs.DurationVar(p, name, any(def).(time.Duration), usage)
+		}
+	}
+}
+
+// value returns the binder of a flag.Value of serve's own (a repeatable
+// list); its default is its value now.
+func value(v flag.Value) binder {
+	return func(fs *flag.FlagSet, name, usage string) { fs.Var(v, name, usage) }
+}
+
+// rule is what a flag's value must be, beyond its type.
+type rule uint8
+
+const (
+	anyValue    rule = iota
+	nonNegative      // ≥ 0 (for a count, 0 means the default)
+	positive         // > 0
+	share            // from 0 to 1
+	urlPath          // starts with /
+)
+
+// check reports whether f's value keeps r, as an error naming the flag.
+func (r rule) check(f *flag.Flag) error {
+	if r == anyValue {
+		return nil
+	}
+	v := f.Value.(flag.Getter).Get()
+	var x float64 // v as a number
+	switch v := v.(type) {
+	case int:
+		x = float64(v)
+	case float64:
+		x = v
+	case time.Duration:
+		x = float64(v)
+	}
+	switch {
+	case r == nonNegative && !(x >= 0): // NaN too
+		if _, count := v.(int); count {
+			return fmt.Errorf("--%s %v: must not be negative (0 means the default)", f.Name, v)
+		}
+		return fmt.Errorf("--%s %v: must not be negative", f.Name, v)
+	case r == positive && !(x > 0):
+		return fmt.Errorf("--%s %v: must be positive", f.Name, v)
+	case r == share && !(x >= 0 && x <= 1): // NaN too
+		return fmt.Errorf("--%s %v: must be between 0 and 1", f.Name, v)
+	case r == urlPath && !strings.HasPrefix(fmt.Sprint(v), "/"):
+		return fmt.Errorf("--%s %q: must start with /", f.Name, v)
+	}
+	return nil
+}
