@@ -148,22 +148,16 @@
 //
 // # Limits
 //
-// Every limit has a default and an option: message size
-// (DefaultMaxMessageSize, 413 over HTTP, an error and close on streams,
-// close 1009 on a WebSocket),
-// HTTP head size (DefaultMaxHeaderSize, 431), connections
-// (DefaultMaxConns, lowered to the file descriptor limit; excess
-// connections are closed on accept), messages in flight per connection
-// (DefaultMaxInFlight), unsent output per connection
-// (DefaultMaxPendingOutput: past it the connection is not read, see
-// Back-pressure), the unsent output and queued server messages of a
-// connection that gets server messages (DefaultMaxPushQueue: past it the
-// client is disconnected, see Server push), those of
-// all connections together (DefaultMaxOutputBudget, see Memory budget),
-// the idle, read (incomplete message) and write
-// (unsent output that does not shrink) timeouts, and the WebSocket ping
-// interval (DefaultPingInterval). The batch length and nesting depth
-// limits are the table's (handler.WithMaxBatch, handler.WithMaxDepth).
+// Every limit is a field of Options with an exported default constant
+// beside it (DefaultMaxMessageSize, DefaultMaxConns, DefaultIdleTimeout
+// and the rest), whose docs state its scope and what passing it does —
+// 413 or 431 over HTTP, an error and close on a stream, close 1009 on a
+// WebSocket, a connection not read or closed; a zero field means the
+// default. Passing MaxPendingOutput, MaxPushQueue and MaxOutputBudget is
+// told in Back-pressure, Server push and Memory budget. The batch length
+// and nesting depth limits are the table's (handler.Options). The list
+// of limits, with their jetrpc serve flags, is the limits table of
+// cmd/jetrpc/README.md.
 //
 // # Back-pressure
 //
