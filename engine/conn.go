@@ -90,6 +90,7 @@ func newConn(e *Engine, gc gnet.Conn, ls *loopState) *conn {
 	}
 	c.call.Meta.Quota = e.table.NewQuota() // the connection's rate limits, if the table has any
 	c.timer.lastActive.Store(e.now.Load())
+	c.timer.silent.Store(true)
 	e.stats.open[0].Add(1) // no transport yet (use)
 	return c
 }
@@ -285,6 +286,7 @@ func sniff(first byte) codec {
 // use makes k the connection's codec.
 func (c *conn) use(k codec) {
 	c.codec = k
+	c.timer.silent.Store(false)
 	t := k.transport()
 	open := &c.e.stats.open
 	open[c.tport].Add(-1)
@@ -385,6 +387,7 @@ type timers struct {
 	lastInput  atomic.Int64 // last input, kept only with pings
 	partial    atomic.Int64 // since when a message has been incomplete, or 0
 	stalled    atomic.Int64 // since when output has waited without progress, or 0
+	silent     atomic.Bool  // no byte read yet (no codec): FirstByteTimeout applies
 	pings      atomic.Bool  // idle counts from input alone, and the client is pinged (WebSocket)
 	pingSent   atomic.Bool  // a ping is unanswered
 	lastOut    int          // unsent output at the last check; event loop only
@@ -450,6 +453,9 @@ func (c *conn) expired(now int64) int {
 	}
 	if o.IdleTimeout > 0 && now-t.lastActive.Load() > int64(o.IdleTimeout) {
 		return expiredIdle
+	}
+	if o.FirstByteTimeout > 0 && t.silent.Load() && now-t.lastActive.Load() > int64(o.FirstByteTimeout) {
+		return expiredIdle // lastActive: when it was accepted
 	}
 	return notExpired
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -238,5 +239,51 @@ func TestLimit_writeTimeoutSparesSteadyReader(t *testing.T) {
 			t.Fatalf("closed after %v having read %d KiB at ~5 MB/s: %v", time.Since(start).Round(time.Millisecond), total>>10, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestLimit_firstByteTimeout: a connection that sends nothing after it
+// is accepted is closed after FirstByteTimeout (counted idle), long
+// before the idle timeout, while one that has spoken stays open past it;
+// negative leaves silent connections to the idle timeout. The field has
+// no With setter: an Option of one's own sets it.
+func TestLimit_firstByteTimeout(t *testing.T) {
+	firstByte := func(d time.Duration) engine.Option {
+		return func(o *engine.Options) { o.FirstByteTimeout = d }
+	}
+	e, tcp, _ := startEngine(t, nil, firstByte(300*time.Millisecond))
+	silent, err := net.Dial("tcp", tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	talker := dialStream(t, "tcp", tcp)
+	talker.send(t, []byte(`{"jsonrpc":"2.0","method":"echo","params":[1],"id":1}`))
+	talker.line(t)
+	start := time.Now()
+	_ = silent.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := silent.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the silent connection: read %d, %v; want EOF", n, err)
+	}
+	if waited := time.Since(start); waited > 3*time.Second {
+		t.Fatalf("closed after %v, want about the timeout and the once-a-second sweep", waited)
+	}
+	talker.send(t, []byte(`{"jsonrpc":"2.0","method":"echo","params":[2],"id":2}`))
+	if got := talker.line(t); !bytes.Contains(got, []byte(`"id":2`)) {
+		t.Fatalf("the connection that spoke: %s", got)
+	}
+	if got := e.Stats().Closed.Idle; got != 1 {
+		t.Fatalf("Stats.Closed.Idle = %d, want 1", got)
+	}
+
+	_, tcp, _ = startEngine(t, nil, firstByte(-1))
+	quiet, err := net.Dial("tcp", tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close()
+	_ = quiet.SetReadDeadline(time.Now().Add(1500 * time.Millisecond)) // past a sweep
+	if _, err := quiet.Read(make([]byte, 1)); !os.IsTimeout(err) {
+		t.Fatalf("with FirstByteTimeout -1, the silent connection: %v; want it open until the idle timeout", err)
 	}
 }

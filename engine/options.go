@@ -38,6 +38,10 @@ const (
 	DefaultMaxPendingOutput = 4 << 20
 	// DefaultIdleTimeout closes connections idle that long.
 	DefaultIdleTimeout = 120 * time.Second
+	// DefaultFirstByteTimeout closes a connection that has sent nothing
+	// that long after it was accepted: one that holds a MaxConns slot
+	// without a word is gone well before the idle timeout.
+	DefaultFirstByteTimeout = 10 * time.Second
 	// DefaultReadTimeout closes a connection whose message has been
 	// incomplete that long (slowloris).
 	DefaultReadTimeout = 30 * time.Second
@@ -122,6 +126,11 @@ type Options struct {
 	// IdleTimeout, ReadTimeout and WriteTimeout: see the defaults; 0 means
 	// the default, a negative value disables the timeout.
 	IdleTimeout, ReadTimeout, WriteTimeout time.Duration
+	// FirstByteTimeout closes a connection that has sent no byte that
+	// long after it was accepted (checked once a second, counted in
+	// Stats.Closed.Idle); 0 means DefaultFirstByteTimeout, negative
+	// leaves such a connection to IdleTimeout.
+	FirstByteTimeout time.Duration
 	// Pages are documents served on HTTP GET of their paths, beside
 	// JSON-RPC (see Page); none by default.
 	Pages []Page
@@ -329,6 +338,7 @@ func (o *Options) fill() {
 	def(&o.IdleTimeout, DefaultIdleTimeout)
 	def(&o.ReadTimeout, DefaultReadTimeout)
 	def(&o.WriteTimeout, DefaultWriteTimeout)
+	def(&o.FirstByteTimeout, DefaultFirstByteTimeout)
 	if o.HealthPath == "" {
 		o.HealthPath = DefaultHealthPath
 	}

@@ -146,6 +146,8 @@ func (c *serveFlags) rows() []serveFlag {
 			"the clients holding most are not read, past it they are disconnected, largest first (0: a quarter of the memory, at most 64 MiB; -1: none)"},
 
 		{groupTimeouts, "idle-timeout", bind(&e.IdleTimeout, engine.DefaultIdleTimeout), anyValue, "close connections idle this long"},
+		{groupTimeouts, "first-byte-timeout", bind(&e.FirstByteTimeout, engine.DefaultFirstByteTimeout), anyValue, "close connections that send nothing this long " +
+			"after they are accepted (negative: only the idle timeout)"},
 		{groupTimeouts, "read-timeout", bind(&e.ReadTimeout, engine.DefaultReadTimeout), anyValue, "close connections whose message is incomplete this long"},
 		{groupTimeouts, "write-timeout", bind(&e.WriteTimeout, engine.DefaultWriteTimeout), anyValue, "close connections whose replies wait this long"},
 		{groupTimeouts, "stop-timeout", bind(&e.StopTimeout, engine.DefaultStopTimeout), positive, "on SIGINT or SIGTERM, how long requests in flight may take " +
