@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -50,7 +51,7 @@ func TestConn_zeroAllocsBehindTrustedProxy(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
-	proxies, err := handler.ParseProxies("127.0.0.1") // fakeRemote
+	proxies, err := httprules.ParseProxies("127.0.0.1") // fakeRemote
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // BenchmarkConn_limits measures what the fair-use limits cost per
@@ -59,10 +60,10 @@ func BenchmarkConn_trustedProxy(b *testing.B) {
 	add := `{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`
 	req := "POST / HTTP/1.1\r\nHost: localhost:8080\r\nX-Forwarded-For: 203.0.113.1, 198.51.100.7\r\nContent-Type: application/json\r\nContent-Length: " +
 		strconv.Itoa(len(add)) + "\r\n\r\n" + add
-	trusted, _ := handler.ParseProxies("127.0.0.1") // the fake connection's remote
+	trusted, _ := httprules.ParseProxies("127.0.0.1") // the fake connection's remote
 	for _, c := range []struct {
 		name    string
-		proxies handler.Proxies
+		proxies httprules.Proxies
 	}{{"off", nil}, {"on", trusted}} {
 		b.Run(c.name, func(b *testing.B) {
 			tab := handler.NewTable(handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9}))

@@ -302,7 +302,7 @@ func WithDrainGrace(d time.Duration) Option { return func(o *Options) { o.DrainG
 func WithCloseNotice(method string) Option { return func(o *Options) { o.CloseNotice = method } }
 
 // WithTrustedProxies sets Options.TrustedProxies.
-func WithTrustedProxies(p handler.Proxies) Option { return func(o *Options) { o.TrustedProxies = p } }
+func WithTrustedProxies(p httprules.Proxies) Option { return func(o *Options) { o.TrustedProxies = p } }
 
 // WithLogger sets Options.Logger.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }

@@ -24,6 +24,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // rfLog is an access log's JSON output, read back record by record.
@@ -210,7 +211,7 @@ func TestAccessLog_refusalsOverHTTP(t *testing.T) {
 // the one of the connection's request before it.
 func TestAccessLog_refusalBehindProxy(t *testing.T) {
 	tab, l := rfTable()
-	proxies, err := handler.ParseProxies("127.0.0.0/8")
+	proxies, err := httprules.ParseProxies("127.0.0.0/8")
 	if err != nil {
 		t.Fatal(err)
 	}

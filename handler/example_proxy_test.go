@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // Behind a trusted proxy, ClientIP is the client the proxy forwarded the
@@ -19,7 +20,7 @@ func ExampleMeta_ClientIP() {
 		m := handler.MetaFrom(ctx)
 		return fmt.Sprintf("%s via %s", m.ClientIP(), m.Remote.(*net.TCPAddr).IP), nil
 	})
-	proxies, err := handler.ParseProxies("10.0.0.0/8")
+	proxies, err := httprules.ParseProxies("10.0.0.0/8")
 	if err != nil {
 		panic(err)
 	}

@@ -53,7 +53,7 @@ type HTTPPolicy struct {
 	// a proxy's calls are then counted as its own. The engine's
 	// connection-level checks (AcceptConn, MaxConns) still see the
 	// proxy's address.
-	TrustedProxies Proxies
+	TrustedProxies httprules.Proxies
 }
 
 // HostAllows reports whether the request Host value host passes p's

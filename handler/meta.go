@@ -97,7 +97,7 @@ type Meta struct {
 	// HTTPHandler.TrustedProxies), are the trusted proxies: ClientIP then
 	// reads the client's address from the fields the proxies set. nil
 	// otherwise: Remote is the client.
-	Proxies Proxies
+	Proxies httprules.Proxies
 	// Quota is the connection's rate-limit state (Table.NewQuota), kept
 	// by the transport for the connection's life; nil when the table has
 	// no rate limit or the transport keeps none (then calls have no

@@ -6,6 +6,8 @@ package handler
 import (
 	"net/netip"
 	"testing"
+
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // Two trusted proxies that each add their own X-Forwarded-For field (as
@@ -13,7 +15,7 @@ import (
 // §5.3), so the client is found past the last one (only the last field
 // was once read, naming the proxy 10.0.0.7).
 func TestForwarded_fieldsAreOneList(t *testing.T) {
-	proxies, err := ParseProxies("10.0.0.0/8")
+	proxies, err := httprules.ParseProxies("10.0.0.0/8")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +28,11 @@ func TestForwarded_fieldsAreOneList(t *testing.T) {
 // A prefix written in the IPv4-mapped form trusts its IPv4 addresses
 // (it was once kept as an IPv6 prefix no unmapped address matched).
 func TestParseProxies_mappedPrefix(t *testing.T) {
-	p, err := ParseProxies("::ffff:10.0.0.0/104")
+	p, err := httprules.ParseProxies("::ffff:10.0.0.0/104")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ParseProxies("::ffff:10.0.0.0/90"); err == nil {
+	if _, err := httprules.ParseProxies("::ffff:10.0.0.0/90"); err == nil {
 		t.Error("a mapped prefix shorter than /96: accepted")
 	}
 	for _, a := range []string{"10.0.0.1", "::ffff:10.0.0.1"} {

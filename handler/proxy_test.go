@@ -11,11 +11,13 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // pxMeta returns the metadata of a request from remote with the header
 // lines fields, its connection from a trusted proxy when trusted.
-func pxMeta(t testing.TB, remote string, trusted Proxies, fields ...string) *Meta {
+func pxMeta(t testing.TB, remote string, trusted httprules.Proxies, fields ...string) *Meta {
 	t.Helper()
 	head := "POST / HTTP/1.1\r\nHost: x\r\n" + strings.Join(fields, "\r\n")
 	if len(fields) > 0 {
@@ -30,7 +32,7 @@ func pxMeta(t testing.TB, remote string, trusted Proxies, fields ...string) *Met
 }
 
 func TestMeta_clientIP(t *testing.T) {
-	proxies, err := ParseProxies("10.0.0.0/8", "127.0.0.1", " ::1 ")
+	proxies, err := httprules.ParseProxies("10.0.0.0/8", "127.0.0.1", " ::1 ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +66,8 @@ func TestMeta_clientIP(t *testing.T) {
 		t.Errorf("no remote: %v", got)
 	}
 	for _, bad := range []string{"10.0.0.0/33", "nope", "1.2.3"} {
-		if _, err := ParseProxies(bad); err == nil {
-			t.Errorf("ParseProxies(%q): no error", bad)
+		if _, err := httprules.ParseProxies(bad); err == nil {
+			t.Errorf("httprules.ParseProxies(%q): no error", bad)
 		}
 	}
 }
@@ -74,7 +76,7 @@ func TestMeta_clientIP(t *testing.T) {
 // its own bucket, on one connection's Quota), and the calls of an
 // untrusted proxy as its own.
 func TestRateLimit_clientsBehindTrustedProxy(t *testing.T) {
-	proxies, _ := ParseProxies("127.0.0.1")
+	proxies, _ := httprules.ParseProxies("127.0.0.1")
 	tab := NewTable(WithLogger(rvLogger()), WithRateLimit(RateLimit{Rate: 1e-9, Burst: 1}))
 	RegisterNoParams(tab, "ping", func(context.Context) (int, error) { return 1, nil }, Inline())
 	q := tab.NewQuota() // one upstream connection carries every client
@@ -106,7 +108,7 @@ func TestMeta_clientIPZeroAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
-	proxies, _ := ParseProxies("10.0.0.0/8", "127.0.0.1")
+	proxies, _ := httprules.ParseProxies("10.0.0.0/8", "127.0.0.1")
 	m := pxMeta(t, "127.0.0.1:5000", proxies, "X-Forwarded-For: 6.6.6.6, 2001:db8::1, 10.0.0.7", "X-Real-IP: 1.1.1.1")
 	want := netip.MustParseAddr("2001:db8::1")
 	if a := testing.AllocsPerRun(100, func() {
@@ -124,7 +126,7 @@ func FuzzForwarded(f *testing.F) {
 	for _, s := range []string{"198.51.100.1", "6.6.6.6, 198.51.100.1", "[2001:db8::1]:443, 10.0.0.7", "fe80::1%eth0", "unknown,", " , ,", "::ffff:1.2.3.4"} {
 		f.Add(s)
 	}
-	proxies, _ := ParseProxies("10.0.0.0/8", "127.0.0.1")
+	proxies, _ := httprules.ParseProxies("10.0.0.0/8", "127.0.0.1")
 	f.Fuzz(func(t *testing.T, xff string) {
 		if strings.ContainsAny(xff, "\r\n\x00") {
 			return // not a field value
@@ -135,10 +137,23 @@ func FuzzForwarded(f *testing.F) {
 			return
 		}
 		for _, e := range strings.Split(xff, ",") {
-			if a, ok := parseForwardedAddr(e); ok && a == got {
+			if a, ok := entryAddr(e); ok && a == got {
 				return
 			}
 		}
 		t.Fatalf("X-Forwarded-For %q: client %v is none of its entries", xff, got)
 	})
+}
+
+// entryAddr parses one X-Forwarded-For entry, with or without a port:
+// the fuzz test's oracle.
+func entryAddr(e string) (netip.Addr, bool) {
+	e = strings.TrimSpace(e)
+	if a, err := netip.ParseAddr(e); err == nil {
+		return a.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(e); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	return netip.Addr{}, false
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 )
 
 // defaultVHosts is --vhosts when none is given: like geth, a server on
@@ -47,7 +48,7 @@ func (c *serveFlags) access() error {
 		p.Authorize = auth.Any(authorizers...)
 	}
 	if len(c.trustedProxies) > 0 {
-		proxies, err := handler.ParseProxies(c.trustedProxies...)
+		proxies, err := httprules.ParseProxies(c.trustedProxies...)
 		if err != nil {
 			return fmt.Errorf("--trusted-proxy: %w", err)
 		}
