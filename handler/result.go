@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/bytedance/sonic/encoder"
-	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/handler/internal/compact"
 )
 
 // resultPlan says how to encode a result type R. Immutable after build.
@@ -132,38 +132,11 @@ func (rp *resultPlan) appendSlow(st *state, dst []byte, v any, direct any) (out 
 	return append(dst, st.enc...), ""
 }
 
-// appendCompact appends the valid JSON text raw without the whitespace
-// outside its strings.
-func appendCompact(dst, raw []byte) []byte {
-	inStr, esc := false, false
-	start := 0
-	for i, c := range raw {
-		switch {
-		case esc:
-			esc = false
-		case inStr:
-			if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			dst = append(dst, raw[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(dst, raw[start:]...)
-}
-
 // appendRaw appends raw JSON text after checking it, compacted.
 func appendRaw(dst, raw []byte) ([]byte, string) {
-	if len(raw) == 0 {
-		return append(dst, "null"...), ""
-	}
-	if !parser.Valid(raw) {
+	out, ok := compact.AppendValid(dst, raw)
+	if !ok {
 		return dst, reasonInvalidRaw
 	}
-	return appendCompact(dst, raw), ""
+	return out, ""
 }

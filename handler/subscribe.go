@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/pool"
 )
 
 // NOTE: the subscribe pattern of geth and most JSON-RPC push APIs:
@@ -40,7 +41,7 @@ type Subscription struct {
 	mu     sync.Mutex // a notification is checked and queued, or the subscription ended: not both at once
 
 	prefixOnce sync.Once
-	prefix     []byte // {"jsonrpc":"2.0","method":M,"params":{"subscription":ID,"result": — made once, for topics
+	prefix     []byte // {"jsonrpc":"2.0","method":M,"params":{"subscription":ID,"result": — made by the first NotifyRaw (prefixOnce), immutable after
 }
 
 // ID returns the subscription's id, as the client knows it.
@@ -82,6 +83,25 @@ func (s *Subscription) makePrefix() {
 	s.prefix = append(b, `,"result":`...)
 }
 
+// NotifyRaw sends the client one notification of the subscription
+// whose result is result, as it is: result must be one valid JSON value
+// without whitespace outside its strings, and is not checked (as for
+// Conn.Send), so that a message checked and compacted once can be sent
+// to many subscriptions — package handler/topics does. Its errors, and
+// its order with an unsubscribe, are Notify's. result is not kept after
+// it returns. It allocates nothing in steady state (the first call makes
+// the notification's fixed head).
+func (s *Subscription) NotifyRaw(result []byte) error {
+	s.prefixOnce.Do(s.makePrefix)
+	b := getNotifyBuffer()
+	*b = append(*b, s.prefix...)
+	*b = append(*b, result...)
+	*b = append(*b, '}', '}')
+	err := s.send(*b)
+	putNotifyBuffer(b)
+	return err
+}
+
 // send queues msg, a whole notification of s, unless s has ended.
 func (s *Subscription) send(msg []byte) error {
 	s.mu.Lock()
@@ -90,6 +110,29 @@ func (s *Subscription) send(msg []byte) error {
 		return ErrConnClosed
 	}
 	return s.conn.Send(msg)
+}
+
+// notifyBuffers hold the notifications of NotifyRaw while they are
+// queued. Not a pool.Buffers: bytebufferpool drops every buffer larger
+// than 95% of those put back, so that a topic's messages larger than
+// most (or than the replies) would allocate at every delivery. Get with
+// getNotifyBuffer, give back with putNotifyBuffer.
+var notifyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// getNotifyBuffer returns an empty buffer, which must be given back
+// with putNotifyBuffer.
+func getNotifyBuffer() *[]byte {
+	b := notifyBuffers.Get().(*[]byte)
+	*b = (*b)[:0]
+	return b
+}
+
+// putNotifyBuffer gives b back, unless it is over pool.DefaultMaxPooled;
+// b and its bytes must not be used after.
+func putNotifyBuffer(b *[]byte) {
+	if cap(*b) <= pool.DefaultMaxPooled {
+		notifyBuffers.Put(b)
+	}
 }
 
 // Unsubscribe ends the subscription from the server's side. The client

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jetrpc/jetrpc/handler/internal/compact"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -168,10 +169,9 @@ func (h *Topics) Subscribe(s *Subscription, name string) error {
 	if !ValidTopic(name) {
 		return ErrInvalidTopic
 	}
-	if s.ctx.Err() != nil {
+	if s.Context().Err() != nil {
 		return ErrConnClosed
 	}
-	s.prefixOnce.Do(s.makePrefix)
 	h.mu.Lock()
 	t := h.topics[name]
 	made := t == nil
@@ -192,7 +192,7 @@ func (h *Topics) Subscribe(s *Subscription, name string) error {
 		h.remove(t, s)
 		return &TopicError{Op: "subscribe", Topic: name, Err: t.err}
 	}
-	context.AfterFunc(s.ctx, func() { h.remove(t, s) })
+	context.AfterFunc(s.Context(), func() { h.remove(t, s) })
 	return nil
 }
 
@@ -346,7 +346,7 @@ func (h *Topics) receive(t *topic, payload []byte) {
 	// Compact, as Publish sends its own: a foreign publisher's newlines
 	// would break the line framing of stream connections.
 	b := getTopicBuffer()
-	*b = appendCompact(*b, payload)
+	*b = compact.Append(*b, payload)
 	h.fanOut(t, *b)
 	putTopicBuffer(b)
 }
@@ -374,17 +374,12 @@ func (h *Topics) fanOut(t *topic, payload []byte) int {
 
 // sendAll sends payload to subs; it returns how many took it.
 func sendAll(subs []*Subscription, payload []byte) int {
-	b := getTopicBuffer()
 	n := 0
 	for _, s := range subs {
-		*b = append((*b)[:0], s.prefix...)
-		*b = append(*b, payload...)
-		*b = append(*b, '}', '}')
-		if s.send(*b) == nil {
+		if s.NotifyRaw(payload) == nil {
 			n++
 		}
 	}
-	putTopicBuffer(b)
 	return n
 }
 
