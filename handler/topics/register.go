@@ -1,0 +1,32 @@
+package topics
+
+import (
+	"context"
+
+	"github.com/jetrpc/jetrpc/handler"
+)
+
+// NOTE: Register, the JSON-RPC methods of a node's topics: handler's
+// subscribe pattern (handler.TryRegisterSubscription) whose start binds
+// the new subscription to the topic named in its params.
+
+// Register registers <ns>_subscribe and <ns>_unsubscribe (see
+// handler.RegisterSubscription) on t for the topics of h: <ns>_subscribe
+// [name] answers a subscription id, then every message published on the
+// topic name reaches the client as {"jsonrpc":"2.0","method":"<ns>_subscription",
+// "params":{"subscription":ID,"result":MESSAGE}}. opts apply to
+// <ns>_subscribe. A name Valid refuses is answered -32602, a broker's
+// refusal -32603. <ns>_subscribe runs inline on a single node; with a
+// broker, whose first subscription to a topic is a network round trip,
+// it runs on a worker. It returns the error of
+// handler.TryRegisterSubscription (an empty or taken namespace).
+func Register(t *handler.Table, ns string, h *Topics, opts ...handler.MethodOption) error {
+	start := func(_ context.Context, p [1]string, sub *handler.Subscription) error {
+		return h.Subscribe(sub, p[0])
+	}
+	base := []handler.MethodOption{handler.Description("subscribe to the messages published on a topic"), handler.ParamNames("topic")}
+	if h.broker == nil {
+		base = append(base, handler.Inline())
+	}
+	return handler.TryRegisterSubscription(t, ns, start, append(base, opts...)...)
+}
