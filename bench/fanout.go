@@ -55,7 +55,7 @@ const (
 	MaxFanoutBits = 8 << 30
 )
 
-// The methods of the topics of a jetrpc server (handler.RegisterTopics
+// The methods of the topics of a jetrpc server (topics.Register
 // under the namespace "topic", as jetrpc serve registers them).
 const (
 	fanoutSubscribe    = "topic_subscribe"

@@ -1,7 +1,7 @@
 package bench
 
 // Tests of the fan-out benchmark: against real jetrpc engines on
-// loopback (one node, two nodes joined by a handler.MemoryBus, a node
+// loopback (one node, two nodes joined by a topics.MemoryBus, a node
 // that drops every 10th message, one that refuses subscriptions), and
 // against a raw WebSocket fake node that duplicates, reorders, invents
 // and drops, to check every count exactly.
@@ -24,6 +24,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // startTopicNode serves a table on loopback until the test ends and
@@ -44,7 +45,7 @@ func startTopicNode(t *testing.T, tab *handler.Table, opts ...engine.Option) str
 }
 
 // topicTable returns a table with jetrpc serve's topic methods over h.
-func topicTable(h *handler.Topics, opts ...handler.Option) *handler.Table {
+func topicTable(h *topics.Topics, opts ...handler.Option) *handler.Table {
 	tab := handler.NewTable(append([]handler.Option{handler.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
 	demo.RegisterTopics(tab, h)
 	return tab
@@ -90,7 +91,7 @@ func checkClean(t *testing.T, res *FanoutResult, subs int, pubs int64) {
 // TestRunFanout_oneNode: 200 subscribers of one engine get all 50
 // messages; the publish replies count them all as local deliveries.
 func TestRunFanout_oneNode(t *testing.T) {
-	url := startTopicNode(t, topicTable(handler.NewTopics(nil, nil)))
+	url := startTopicNode(t, topicTable(topics.New(nil, nil)))
 	res := mustFanout(t, FanoutConfig{Targets: []string{url}, Subscribers: 200, Publishes: 50, PayloadSize: 200})
 	checkClean(t, res, 200, 50)
 	if res.LocalDeliveries != 200*50 || res.PayloadBytes != 200 {
@@ -102,9 +103,9 @@ func TestRunFanout_oneNode(t *testing.T) {
 // subscribers spread over both; the publisher's node reports its own
 // half as local deliveries, and the other half arrives through the bus.
 func TestRunFanout_twoNodes(t *testing.T) {
-	bus := handler.NewMemoryBus()
-	a := startTopicNode(t, topicTable(handler.NewTopics(bus.Node(), nil)))
-	b := startTopicNode(t, topicTable(handler.NewTopics(bus.Node(), nil)))
+	bus := topics.NewMemoryBus()
+	a := startTopicNode(t, topicTable(topics.New(bus.Node(), nil)))
+	b := startTopicNode(t, topicTable(topics.New(bus.Node(), nil)))
 	res := mustFanout(t, FanoutConfig{Targets: []string{a, b}, Subscribers: 200, Publishes: 50, Duration: time.Hour})
 	checkClean(t, res, 200, 50)
 	if res.LocalDeliveries != 100*50 {
@@ -126,7 +127,7 @@ func TestRunFanout_twoNodes(t *testing.T) {
 // TestRunFanout_duration: without Publishes, the rate and the duration
 // make the publishes, sent at their intended times.
 func TestRunFanout_duration(t *testing.T) {
-	url := startTopicNode(t, topicTable(handler.NewTopics(nil, nil)))
+	url := startTopicNode(t, topicTable(topics.New(nil, nil)))
 	t0 := time.Now()
 	res := mustFanout(t, FanoutConfig{Targets: []string{url}, Subscribers: 20, PublishRate: 100, Duration: 300 * time.Millisecond})
 	checkClean(t, res, 20, 30)
@@ -139,7 +140,7 @@ func TestRunFanout_duration(t *testing.T) {
 // they answer, and its idle timeout (from the last frame, pongs
 // included) does not drop them.
 func TestRunFanout_pings(t *testing.T) {
-	url := startTopicNode(t, topicTable(handler.NewTopics(nil, nil)),
+	url := startTopicNode(t, topicTable(topics.New(nil, nil)),
 		engine.WithPingInterval(50*time.Millisecond), engine.WithTimeouts(300*time.Millisecond, 0, 0))
 	res := mustFanout(t, FanoutConfig{Targets: []string{url}, Subscribers: 20, Publishes: 30, PublishRate: 30})
 	checkClean(t, res, 20, 30)
@@ -147,7 +148,7 @@ func TestRunFanout_pings(t *testing.T) {
 
 // TestRunFanout_progress: the progress line shows the publishing.
 func TestRunFanout_progress(t *testing.T) {
-	url := startTopicNode(t, topicTable(handler.NewTopics(nil, nil)))
+	url := startTopicNode(t, topicTable(topics.New(nil, nil)))
 	var progress strings.Builder // written by the progress goroutine, which RunFanout waits for
 	res := mustFanout(t, FanoutConfig{Targets: []string{url}, Subscribers: 10, PublishRate: 20, Duration: 1200 * time.Millisecond, Progress: &progress})
 	checkClean(t, res, 10, 24)
@@ -161,9 +162,9 @@ func TestRunFanout_progress(t *testing.T) {
 // message (it answers 0 without delivering) is reported lost, exactly,
 // and fails the run unless MaxLost allows that many.
 func TestRunFanout_lossyNode(t *testing.T) {
-	h := handler.NewTopics(nil, nil)
+	h := topics.New(nil, nil)
 	tab := handler.NewTable(handler.WithLogger(slog.New(slog.DiscardHandler)))
-	if err := handler.RegisterTopics(tab, "topic", h); err != nil {
+	if err := topics.Register(tab, "topic", h); err != nil {
 		t.Fatal(err)
 	}
 	var calls atomic.Int64
@@ -204,7 +205,7 @@ func TestRunFanout_lossyNode(t *testing.T) {
 // an error; they are reported, with the server's message, and fail the
 // run; the subscribers that did subscribe get everything.
 func TestRunFanout_refused(t *testing.T) {
-	h := handler.NewTopics(nil, nil)
+	h := topics.New(nil, nil)
 	url := startTopicNode(t, topicTable(h, handler.WithMaxSubscriptions(0, 150)))
 	res := mustFanout(t, FanoutConfig{Targets: []string{url}, Subscribers: 200, Publishes: 20})
 	if res.OK || res.Subscribed != 150 || res.SubscribeFailed[SubRefused] != 50 || res.Delivered != 150*20 || res.Lost != 0 {

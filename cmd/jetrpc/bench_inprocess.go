@@ -12,6 +12,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // inProcessServer starts the bundled server (jetrpc serve's methods,
@@ -29,7 +30,7 @@ func inProcessTopicServer() (stop func(), target string, err error) {
 // registerBundled registers the bundled server's methods, jetrpc
 // serve's, on tab.
 func registerBundled(tab *handler.Table, log *slog.Logger) {
-	demo.RegisterServer(tab, handler.NewTopics(nil, log), nil)
+	demo.RegisterServer(tab, topics.New(nil, log), nil)
 }
 
 // inProcess starts an engine on a free port over a table that register

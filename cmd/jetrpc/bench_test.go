@@ -22,6 +22,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // writeSecret writes a JWT secret file as geth does (0x, 64 hex digits,
@@ -166,13 +167,13 @@ func topicNode(t *testing.T, tab *handler.Table) string {
 // topicTable is jetrpc serve's topic methods over h; with dropEvery > 0,
 // its topic_publish answers every dropEvery-th publish 0 without
 // delivering it.
-func topicTable(h *handler.Topics, dropEvery int64) *handler.Table {
+func topicTable(h *topics.Topics, dropEvery int64) *handler.Table {
 	tab := handler.NewTable(handler.WithLogger(slog.New(slog.DiscardHandler)))
 	if dropEvery == 0 {
 		demo.RegisterTopics(tab, h)
 		return tab
 	}
-	if err := handler.RegisterTopics(tab, "topic", h); err != nil {
+	if err := topics.Register(tab, "topic", h); err != nil {
 		panic(err)
 	}
 	var calls atomic.Int64
@@ -190,10 +191,10 @@ func topicTable(h *handler.Topics, dropEvery int64) *handler.Table {
 // spread over both), and the bundled server when no URL is given; the
 // table says every delivery was made, the JSON holds the counts.
 func TestBench_subscribe(t *testing.T) {
-	one := topicNode(t, topicTable(handler.NewTopics(nil, nil), 0))
-	bus := handler.NewMemoryBus()
-	a := topicNode(t, topicTable(handler.NewTopics(bus.Node(), nil), 0))
-	b := topicNode(t, topicTable(handler.NewTopics(bus.Node(), nil), 0))
+	one := topicNode(t, topicTable(topics.New(nil, nil), 0))
+	bus := topics.NewMemoryBus()
+	a := topicNode(t, topicTable(topics.New(bus.Node(), nil), 0))
+	b := topicNode(t, topicTable(topics.New(bus.Node(), nil), 0))
 	flags := []string{"bench", "-q", "--subscribe", "news", "-subscribers", "60", "-publishes", "20", "-publish-rate", "400"}
 	for _, c := range []struct {
 		urls []string
@@ -233,7 +234,7 @@ func TestBench_subscribe(t *testing.T) {
 // TestBench_subscribeLost: a node that drops every 10th message makes the
 // command fail, naming the loss, unless -max-lost allows it.
 func TestBench_subscribeLost(t *testing.T) {
-	url := topicNode(t, topicTable(handler.NewTopics(nil, nil), 10))
+	url := topicNode(t, topicTable(topics.New(nil, nil), 10))
 	args := []string{"bench", "-q", "--subscribe", "news", "-subscribers", "20", "-publishes", "20", "-publish-rate", "400", "-drain", "1s"}
 	var out syncBuffer
 	err := run(context.Background(), append(slices.Clone(args), url), &out, io.Discard)

@@ -17,6 +17,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/demo/demodoc"
 	"github.com/jetrpc/jetrpc/handler/openrpc"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // moduleVersion is jetrpc's version as the build recorded it, "devel"
@@ -32,8 +33,8 @@ func moduleVersion() string {
 // bundled server: demo.RegisterServer) and, with discover, rpc.discover
 // answering its document (demodoc.Options), by the caller's grants with
 // byGrant.
-func registerServed(tab *handler.Table, conns func() int, topics *handler.Topics, discover, byGrant bool) error {
-	demo.RegisterServer(tab, topics, conns)
+func registerServed(tab *handler.Table, conns func() int, node *topics.Topics, discover, byGrant bool) error {
+	demo.RegisterServer(tab, node, conns)
 	if !discover {
 		return nil
 	}
@@ -77,7 +78,7 @@ func runOpenRPC(args []string, stdout, stderr io.Writer) error {
 		return usageError(fs, &openrpcUsage, stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	tab := handler.NewTable()
-	if err := registerServed(tab, func() int { return 0 }, handler.NewTopics(nil, nil), true, false); err != nil {
+	if err := registerServed(tab, func() int { return 0 }, topics.New(nil, nil), true, false); err != nil {
 		return err
 	}
 	doc, err := openrpc.Document(tab, demodoc.Options(moduleVersion())...)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // TestRunOpenRPC_bundledDocument: jetrpc openrpc prints every method of
@@ -127,7 +128,7 @@ func TestRunOpenRPC_isDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	tab := handler.NewTable()
-	if err := registerServed(tab, func() int { return 3 }, handler.NewTopics(nil, nil), true, false); err != nil {
+	if err := registerServed(tab, func() int { return 3 }, topics.New(nil, nil), true, false); err != nil {
 		t.Fatal(err)
 	}
 	reply := tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"rpc.discover","id":1}`))
@@ -136,7 +137,7 @@ func TestRunOpenRPC_isDiscover(t *testing.T) {
 		t.Fatalf("rpc.discover:\n%s\nwant\n%s", reply, want)
 	}
 	off := handler.NewTable()
-	if err := registerServed(off, func() int { return 0 }, handler.NewTopics(nil, nil), false, false); err != nil {
+	if err := registerServed(off, func() int { return 0 }, topics.New(nil, nil), false, false); err != nil {
 		t.Fatal(err)
 	}
 	if found, _ := off.Lookup("rpc.discover"); found {

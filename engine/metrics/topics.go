@@ -1,11 +1,11 @@
 package metrics
 
 import (
-	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/topics"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// The series of a node's topics (handler.Topics).
+// The series of a node's topics (topics.Topics).
 var (
 	descTopics = desc("topics",
 		"Topics with local subscribers: the node's broker subscriptions, one per topic.")
@@ -28,10 +28,10 @@ var (
 )
 
 // TopicsCollector is a prometheus.Collector of the counters of a node's
-// topics (handler.Topics.Stats) and, when given, of its broker
+// topics (topics.Topics.Stats) and, when given, of its broker
 // connection's state.
 type TopicsCollector struct {
-	h         *handler.Topics
+	h         *topics.Topics
 	connected func() bool // nil: no broker series
 }
 
@@ -39,7 +39,7 @@ type TopicsCollector struct {
 // nil, reports whether the broker's connection is up (the NATS broker's
 // Connected method); nil leaves out jsonrpc_server_broker_connected, as
 // for a single node.
-func NewTopicsCollector(h *handler.Topics, connected func() bool) *TopicsCollector {
+func NewTopicsCollector(h *topics.Topics, connected func() bool) *TopicsCollector {
 	return &TopicsCollector{h: h, connected: connected}
 }
 
@@ -77,6 +77,6 @@ func (c *TopicsCollector) Collect(ch chan<- prometheus.Metric) {
 
 // RegisterTopics registers on reg the collector of h (see
 // NewTopicsCollector).
-func RegisterTopics(reg prometheus.Registerer, h *handler.Topics, connected func() bool) error {
+func RegisterTopics(reg prometheus.Registerer, h *topics.Topics, connected func() bool) error {
 	return reg.Register(NewTopicsCollector(h, connected))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine/metrics"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/topics"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -18,8 +19,8 @@ import (
 // nodes on a bus do — a subscriber on node A, a publication on each node
 // — read back through a real registry.
 func TestTopics_seriesMoveWithMessages(t *testing.T) {
-	bus := handler.NewMemoryBus()
-	hubA, hubB := handler.NewTopics(bus.Node(), nil), handler.NewTopics(bus.Node(), nil)
+	bus := topics.NewMemoryBus()
+	hubA, hubB := topics.New(bus.Node(), nil), topics.New(bus.Node(), nil)
 	tab := handler.NewTable(handler.WithMetrics(true))
 	demo.Register(tab)
 	demo.RegisterTopics(tab, hubA)

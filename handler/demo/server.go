@@ -12,15 +12,16 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // RegisterServer registers the methods of the bundled server on t:
-// Register's, the topic methods over topics (RegisterTopics), and
+// Register's, the topic methods over node's topics (RegisterTopics), and
 // admin_stats (RegisterAdmin), whose connection count is conns (nil:
 // none known, 0).
-func RegisterServer(t *handler.Table, topics *handler.Topics, conns func() int) {
+func RegisterServer(t *handler.Table, node *topics.Topics, conns func() int) {
 	Register(t)
-	RegisterTopics(t, topics)
+	RegisterTopics(t, node)
 	RegisterAdmin(t, conns)
 }
 

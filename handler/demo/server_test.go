@@ -7,6 +7,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // RegisterServer registers the bundled server whole: the spec methods,
@@ -14,7 +15,7 @@ import (
 // connections conns gives.
 func TestRegisterServer_adminNeedsItsGrant(t *testing.T) {
 	tab := handler.NewTable()
-	demo.RegisterServer(tab, handler.NewTopics(nil, nil), func() int { return 7 })
+	demo.RegisterServer(tab, topics.New(nil, nil), func() int { return 7 })
 	for _, m := range []string{"add", "subtract", "topic_publish", "admin_stats"} {
 		if found, _ := tab.Lookup(m); !found {
 			t.Errorf("%s not registered", m)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/topics"
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -23,16 +24,16 @@ type TopicParams struct {
 //   - topic_publish ([name, payload]) → the number of this node's
 //     subscribers the payload (any JSON value) is sent to; the other
 //     nodes send it to theirs. It runs inline and queues the message
-//     (handler.Topics.Enqueue): the messages of one connection reach
+//     (topics.Topics.Enqueue): the messages of one connection reach
 //     every subscriber in the order it sent them, and neither a large
 //     fan-out nor a slow broker stalls an event loop. While the queue is
 //     full the answer is -32000, to be retried.
 //
-// Topic names are those handler.ValidTopic accepts; others are answered
+// Topic names are those topics.Valid accepts; others are answered
 // -32602. topic_subscribe runs inline on a single node, on a worker with
-// a broker (handler.RegisterTopics).
-func RegisterTopics(t *handler.Table, h *handler.Topics) {
-	if err := handler.RegisterTopics(t, "topic", h); err != nil {
+// a broker (topics.Register).
+func RegisterTopics(t *handler.Table, h *topics.Topics) {
+	if err := topics.Register(t, "topic", h); err != nil {
 		panic(err)
 	}
 	handler.Register(t, "topic_publish", func(_ context.Context, p TopicParams) (int, error) {

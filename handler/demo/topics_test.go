@@ -16,6 +16,7 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // pushConn is a push-capable handler.Conn that passes on what it is
@@ -65,9 +66,9 @@ func (b blockingBroker) Publish(string, []byte) error {
 	return nil
 }
 
-func topicsTable(b handler.Broker, opts ...handler.TopicsOption) (*handler.Table, *handler.Topics) {
+func topicsTable(b topics.Broker, opts ...topics.Option) (*handler.Table, *topics.Topics) {
 	tab := handler.NewTable()
-	h := handler.NewTopics(b, slog.New(slog.DiscardHandler), opts...)
+	h := topics.New(b, slog.New(slog.DiscardHandler), opts...)
 	demo.RegisterTopics(tab, h)
 	return tab, h
 }
@@ -136,7 +137,7 @@ func TestRegisterTopics_publishKeepsOrder(t *testing.T) {
 // params that do not fit (-32600 for params that are not structured).
 func TestRegisterTopics_publishErrors(t *testing.T) {
 	tab, _ := topicsTable(nil)
-	invalidTopic := `{"jsonrpc":"2.0","error":{"code":-32602,"message":"` + handler.ErrInvalidTopic.Message + `"},"id":3}`
+	invalidTopic := `{"jsonrpc":"2.0","error":{"code":-32602,"message":"` + topics.ErrInvalidTopic.Message + `"},"id":3}`
 	for _, tc := range []struct{ params, want string }{
 		{`["a..b", 1]`, invalidTopic},
 		{`["", 1]`, invalidTopic},
@@ -185,14 +186,14 @@ func TestRegisterTopics_brokerRefusesPublish(t *testing.T) {
 // again once the broker has taken it.
 func TestRegisterTopics_publishBacklogFull(t *testing.T) {
 	b := blockingBroker{release: make(chan struct{})}
-	tab, h := topicsTable(b, handler.WithPublishBacklog(64))
+	tab, h := topicsTable(b, topics.WithPublishBacklog(64))
 	publish := func(id int) string {
 		return string(tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"topic_publish","params":["news","`+strings.Repeat("x", 50)+`"],"id":`+strconv.Itoa(id)+`}`)))
 	}
 	if got := publish(1); got != `{"jsonrpc":"2.0","result":0,"id":1}` {
 		t.Fatal(got) // the first message is taken, whatever its size
 	}
-	want := `{"jsonrpc":"2.0","error":{"code":-32000,"message":"` + handler.ErrPublishBacklog.Message + `"},"id":2}`
+	want := `{"jsonrpc":"2.0","error":{"code":-32000,"message":"` + topics.ErrPublishBacklog.Message + `"},"id":2}`
 	if got := publish(2); got != want {
 		t.Fatalf("backlog full:\n got %s\nwant %s", got, want)
 	}

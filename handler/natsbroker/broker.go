@@ -14,7 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // NOTE: broker.go holds the Broker (Connect, Subscribe, Publish, the
@@ -137,7 +137,7 @@ func WithPendingLimits(msgs, bytes int) Option {
 	return func(c *config) { c.pendingMsgs, c.pendingBytes = msgs, bytes }
 }
 
-// Broker is a handler.Broker over one NATS connection. Make it with
+// Broker is a topics.Broker over one NATS connection. Make it with
 // Connect; its methods are safe from any goroutine.
 type Broker struct {
 	nc           *nats.Conn   // immutable; never nil
@@ -152,7 +152,7 @@ type Broker struct {
 	closing atomic.Bool  // Close was called: a disconnect is expected
 }
 
-var _ handler.Broker = (*Broker)(nil)
+var _ topics.Broker = (*Broker)(nil)
 
 // errNilDeliver is Subscribe's error for a nil deliver.
 var errNilDeliver = errors.New("natsbroker: nil deliver")
@@ -291,9 +291,9 @@ func (b *Broker) Subject(topic string) string {
 
 // subjectBufLen fits the subject of any topic under a prefix of up to
 // 256 bytes without allocating (see Publish).
-const subjectBufLen = 256 + 1 + handler.MaxTopicLen
+const subjectBufLen = 256 + 1 + topics.MaxLen
 
-// Subscribe implements handler.Broker: it makes one NATS subscription
+// Subscribe implements topics.Broker: it makes one NATS subscription
 // to the subject of topic, whose messages are passed to deliver, one at a
 // time and in order, from the subscription's own goroutine; the payload
 // is valid only during the call. deliver should not block: the messages
@@ -312,13 +312,13 @@ const subjectBufLen = 256 + 1 + handler.MaxTopicLen
 // progress). After stop returns, deliver is not called again. stop after
 // Close only releases the subscription's bookkeeping.
 //
-// Subscribe returns handler.ErrInvalidTopic for a name that
-// handler.ValidTopic refuses, and the NATS client's error otherwise
+// Subscribe returns topics.ErrInvalidTopic for a name that
+// topics.Valid refuses, and the NATS client's error otherwise
 // (nats.ErrConnectionClosed once Close has been called, also while it
 // waits).
 func (b *Broker) Subscribe(topic string, deliver func(payload []byte)) (stop func(), err error) {
-	if !handler.ValidTopic(topic) {
-		return nil, handler.ErrInvalidTopic
+	if !topics.Valid(topic) {
+		return nil, topics.ErrInvalidTopic
 	}
 	if deliver == nil {
 		return nil, errNilDeliver
@@ -346,13 +346,13 @@ func (b *Broker) Subscribe(topic string, deliver func(payload []byte)) (stop fun
 	return s.stop, nil
 }
 
-// Publish implements handler.Broker: it publishes payload on the subject
+// Publish implements topics.Broker: it publishes payload on the subject
 // of topic. The server does not send it back to this connection
 // (nats.NoEcho). It does not wait for the server: while connected the
 // message is written by the NATS client's flusher (or at once when its
 // write buffer is full); while disconnected it is kept in the reconnect
-// buffer and sent on reconnect. It returns handler.ErrInvalidTopic for a
-// name handler.ValidTopic refuses, nats.ErrReconnectBufExceeded when that
+// buffer and sent on reconnect. It returns topics.ErrInvalidTopic for a
+// name topics.Valid refuses, nats.ErrReconnectBufExceeded when that
 // buffer is full, nats.ErrMaxPayload past the server's limit, and
 // nats.ErrConnectionClosed after Close. The NATS client copies payload
 // before Publish returns.
@@ -364,8 +364,8 @@ func (b *Broker) Subscribe(topic string, deliver func(payload []byte)) (stop fun
 // minute by default; set it with WithNATSOptions). A publication does
 // not allocate.
 func (b *Broker) Publish(topic string, payload []byte) error {
-	if !handler.ValidTopic(topic) {
-		return handler.ErrInvalidTopic
+	if !topics.Valid(topic) {
+		return topics.ErrInvalidTopic
 	}
 	// The subject is built in a local array: nats.Conn.Publish copies it
 	// and keeps nothing (escape analysis keeps buf on the stack, so a
@@ -393,7 +393,7 @@ func (b *Broker) Conn() *nats.Conn { return b.nc }
 func (b *Broker) Connected() bool { return b.nc.IsConnected() }
 
 // Subscriptions returns the number of NATS subscriptions the broker
-// holds: made by Subscribe and not yet stopped. With handler.Topics it is
+// holds: made by Subscribe and not yet stopped. With topics.Topics it is
 // the number of topics with local subscribers. Close does not change it.
 func (b *Broker) Subscriptions() int { return int(b.subs.Load()) }
 

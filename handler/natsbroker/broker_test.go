@@ -17,8 +17,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/natsbroker"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // TestPublish_reachesEveryNodeOnce: a message published on node A
@@ -489,16 +489,16 @@ func TestSubscribe_slowConsumerDropsAndLogs(t *testing.T) {
 	})
 }
 
-// TestBroker_invalidTopicRefused: names handler.ValidTopic refuses, such
+// TestBroker_invalidTopicRefused: names topics.Valid refuses, such
 // as wildcards, are refused without reaching NATS.
 func TestBroker_invalidTopicRefused(t *testing.T) {
 	srv := startNATS(t, -1)
 	b := connect(t, srv, "node-a", newLogs().logger())
 	for _, topic := range []string{"", "a.*", ">", "a b", "a..b"} {
-		if _, err := b.Subscribe(topic, func([]byte) {}); err != handler.ErrInvalidTopic {
+		if _, err := b.Subscribe(topic, func([]byte) {}); err != topics.ErrInvalidTopic {
 			t.Errorf("Subscribe(%q): %v", topic, err)
 		}
-		if err := b.Publish(topic, []byte(`1`)); err != handler.ErrInvalidTopic {
+		if err := b.Publish(topic, []byte(`1`)); err != topics.ErrInvalidTopic {
 			t.Errorf("Publish(%q): %v", topic, err)
 		}
 	}

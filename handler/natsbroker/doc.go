@@ -1,39 +1,40 @@
-// Package natsbroker implements handler.Broker over NATS, so that the
-// topics of several jetrpc nodes (handler.Topics) are one set of topics:
+// Package natsbroker implements topics.Broker (package handler/topics)
+// over NATS, so that the topics of several jetrpc nodes (topics.Topics)
+// are one set of topics:
 // a message published on any node reaches the subscribers of every node.
 //
 // # Overview
 //
 // A node dials one NATS connection with Connect and gives the Broker to
-// handler.NewTopics:
+// topics.New:
 //
 //	b, err := natsbroker.Connect("nats://nats:4222", natsbroker.WithName("node-1"))
 //	if err != nil {
 //		return err // names the URL; nothing listening fails at once
 //	}
 //	defer b.Close()
-//	topics := handler.NewTopics(b, logger)
-//	handler.RegisterTopics(table, "topic", topics)
+//	node := topics.New(b, logger)
+//	topics.Register(table, "topic", node)
 //
 // # Terminology
 //
-// A node is one process serving the topics (one handler.Topics). A local
+// A node is one process serving the topics (one topics.Topics). A local
 // subscriber is one client subscription bound to a topic on that node.
 // The subject of topic T is Prefix+"."+T, "jetrpc.topic.T" by default
-// (WithPrefix); names handler.ValidTopic accepts are valid NATS subject
+// (WithPrefix); names topics.Valid accepts are valid NATS subject
 // tokens as they are, and contain no wildcard.
 //
 // # Model
 //
 // A node holds one NATS subscription per topic that has local
-// subscribers, however many they are: handler.Topics subscribes the
+// subscribers, however many they are: topics.Topics subscribes the
 // broker for the first local subscriber of a topic and stops that
 // subscription when the last one leaves. A message crosses the network
 // once per node that listens to its topic and is encoded once per node;
-// handler.Topics fans it out to the local subscribers.
+// topics.Topics fans it out to the local subscribers.
 //
 // The connection is made with nats.NoEcho: the server never sends a node
-// its own publications, because handler.Topics has already delivered
+// its own publications, because topics.Topics has already delivered
 // them to the node's local subscribers itself. Echo would deliver them
 // twice.
 //
@@ -41,7 +42,7 @@
 // that are not jetrpc nodes may publish on a topic by publishing raw
 // JSON on its subject (for example "jetrpc.topic.news"); a payload that
 // is not one JSON value is dropped by the receiving node and counted in
-// handler.TopicStats.Invalid, never sent to clients.
+// topics.Stats.Invalid, never sent to clients.
 //
 // # Delivery guarantees
 //
@@ -59,7 +60,7 @@
 //     buffer (nats.ReconnectBufSize, 8 MiB by default) and sent when it
 //     reconnects; past that buffer, Publish returns
 //     nats.ErrReconnectBufExceeded and the message reaches the other
-//     nodes not at all (handler.Topics counts it in PublishFail; the
+//     nodes not at all (topics.Topics counts it in PublishFail; the
 //     local subscribers have it).
 //   - Messages published by other nodes while this node's connection is
 //     down are lost for this node's subscribers: the server holds nothing

@@ -15,6 +15,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/natsbroker"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // Two nodes share their topics through NATS: a client of node 1
@@ -38,21 +39,21 @@ func Example() {
 	// A node: its broker, its topics, a table with the topic methods, an
 	// engine.
 	quiet := slog.New(slog.DiscardHandler)
-	node := func(name string) (addr string, topics *handler.Topics, stop func()) {
+	node := func(name string) (addr string, tp *topics.Topics, stop func()) {
 		b, err := natsbroker.Connect(srv.ClientURL(), natsbroker.WithName(name), natsbroker.WithLogger(quiet))
 		if err != nil {
 			panic(err) // names the URL: "natsbroker: connecting to nats://…: nats: no servers available for connection"
 		}
-		topics = handler.NewTopics(b, nil)
+		tp = topics.New(b, nil)
 		t := handler.NewTable()
-		if err := handler.RegisterTopics(t, "topic", topics); err != nil {
+		if err := topics.Register(t, "topic", tp); err != nil {
 			panic(err)
 		}
 		e := engine.New(t, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLoops(1))
 		if err := e.Start(); err != nil {
 			panic(err)
 		}
-		return e.Addrs()[0].String(), topics, func() {
+		return e.Addrs()[0].String(), tp, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_ = e.Stop(ctx)

@@ -19,6 +19,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/natsbroker"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // waitFor bounds every wait of the tests: for a reply, a notification or
@@ -66,7 +67,7 @@ func connect(t *testing.T, srv *server.Server, name string, log *slog.Logger, op
 // topic methods over a Topics shared through a NATS broker.
 type node struct {
 	broker *natsbroker.Broker
-	topics *handler.Topics
+	topics *topics.Topics
 	logs   *logs
 	addr   string
 }
@@ -77,10 +78,10 @@ func startNode(t *testing.T, srv *server.Server, name string) *node {
 	t.Helper()
 	logs := newLogs()
 	b := connect(t, srv, name, logs.logger())
-	topics := handler.NewTopics(b, logs.logger())
+	tp := topics.New(b, logs.logger())
 	tab := handler.NewTable()
 	demo.Register(tab)
-	demo.RegisterTopics(tab, topics)
+	demo.RegisterTopics(tab, tp)
 	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLoops(2))
 	if err := e.Start(); err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func startNode(t *testing.T, srv *server.Server, name string) *node {
 		defer cancel()
 		_ = e.Stop(ctx)
 	})
-	return &node{broker: b, topics: topics, logs: logs, addr: e.Addrs()[0].String()}
+	return &node{broker: b, topics: tp, logs: logs, addr: e.Addrs()[0].String()}
 }
 
 // message is one JSON-RPC message a client receives: a reply or a
