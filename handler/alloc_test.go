@@ -332,3 +332,40 @@ func TestTable_Refused_zeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscription_NotifyRaw_zeroAllocs: a notification of a result
+// already encoded allocates nothing, once the first has made its head.
+func TestSubscription_NotifyRaw_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	tab := handler.NewTable()
+	var sub *handler.Subscription
+	handler.RegisterSubscription(tab, "s", func(_ context.Context, _ [1]int, s *handler.Subscription) error {
+		sub = s
+		return nil
+	}, handler.Inline())
+	c := &countConn{ctx: context.Background()}
+	ctx := handler.ContextWithConn(context.Background(), c)
+	tab.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"s_subscribe","params":[1],"id":1}`))
+	result := []byte(`{"price":101.25,"sym":"ABC"}`)
+	if err := sub.NotifyRaw(result); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(100, func() { _ = sub.NotifyRaw(result) }); a != 0 {
+		t.Errorf("NotifyRaw: %v allocations per notification, want 0", a)
+	}
+	if c.n != 102 {
+		t.Fatalf("%d notifications sent, want 102", c.n)
+	}
+}
+
+// countConn is a Conn that can push and counts what it is sent.
+type countConn struct {
+	ctx context.Context
+	n   int
+}
+
+func (c *countConn) Send([]byte) error        { c.n++; return nil }
+func (c *countConn) CanPush() bool            { return true }
+func (c *countConn) Context() context.Context { return c.ctx }

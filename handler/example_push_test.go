@@ -45,3 +45,30 @@ func ExampleRegisterSubscription() {
 	// {"jsonrpc":"2.0","result":true,"id":2}
 	// jetrpc: connection closed 0
 }
+
+// A message encoded and checked once goes to many subscriptions as it
+// is, without being encoded again for each.
+func ExampleSubscription_NotifyRaw() {
+	t := handler.NewTable()
+	var subs []*handler.Subscription
+	var id string
+	handler.RegisterSubscription(t, "prices", func(_ context.Context, _ [1]string, sub *handler.Subscription) error {
+		subs, id = append(subs, sub), sub.ID()
+		return nil
+	}, handler.Inline())
+	connCtx, closeConn := context.WithCancel(context.Background())
+	defer closeConn()
+	ctx := handler.ContextWithConn(connCtx, printConn{connCtx, &id})
+	t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"prices_subscribe","params":["ABC"],"id":1}`))
+
+	msg, err := handler.AppendJSON(nil, map[string]float64{"bid": 101.25}) // compact and valid
+	if err != nil {
+		panic(err)
+	}
+	for _, sub := range subs {
+		fmt.Println(sub.NotifyRaw(msg))
+	}
+	// Output:
+	// pushed: {"jsonrpc":"2.0","method":"prices_subscription","params":{"subscription":"ID","result":{"bid":101.25}}}
+	// <nil>
+}

@@ -139,3 +139,43 @@ func TestRegisterSubscription_allOrNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscription_notifyRaw: NotifyRaw sends the notification Notify
+// sends for the same result, its bytes as they are, and is refused
+// once the subscription has ended.
+func TestSubscription_notifyRaw(t *testing.T) {
+	tab := handler.NewTable()
+	var sub *handler.Subscription
+	handler.RegisterSubscription(tab, "s", func(_ context.Context, _ [1]int, s *handler.Subscription) error {
+		sub = s
+		return nil
+	}, handler.Inline())
+	c := &recConn{ctx: context.Background(), push: true}
+	ctx := handler.ContextWithConn(context.Background(), c)
+	if got := string(tab.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"s_subscribe","params":[1],"id":1}`))); !strings.Contains(got, `"result":"0x`) {
+		t.Fatal(got)
+	}
+	for _, result := range []string{`{"a":[1,"x y"]}`, `7`, `"s"`, `null`} {
+		if err := sub.NotifyRaw([]byte(result)); err != nil {
+			t.Fatalf("NotifyRaw(%s): %v", result, err)
+		}
+		if err := sub.Notify(handler.Raw(result)); err != nil {
+			t.Fatalf("Notify(%s): %v", result, err)
+		}
+		c.mu.Lock()
+		sent := c.sent
+		c.sent = nil
+		c.mu.Unlock()
+		want := `{"jsonrpc":"2.0","method":"s_subscription","params":{"subscription":"` + sub.ID() + `","result":` + result + `}}`
+		if len(sent) != 2 || sent[0] != want || sent[1] != want {
+			t.Fatalf("NotifyRaw and Notify of %s sent %q, want %s twice", result, sent, want)
+		}
+	}
+	sub.Unsubscribe()
+	if err := sub.NotifyRaw([]byte(`1`)); !errors.Is(err, handler.ErrConnClosed) {
+		t.Fatalf("NotifyRaw after Unsubscribe: %v, want ErrConnClosed", err)
+	}
+	if len(c.sent) != 0 {
+		t.Fatalf("sent after Unsubscribe: %q", c.sent)
+	}
+}
