@@ -96,19 +96,14 @@
 //
 // clock_subscribe answers the subscription's id; clock_unsubscribe [id]
 // answers true; the subscription also ends when its connection closes.
-// Notifications never precede the subscribe reply.
+// Notifications never precede the subscribe reply. Subscription.NotifyRaw
+// sends a result already encoded, checked and compacted, so that one
+// message can go to many subscriptions without being encoded again.
 //
-// # Topics
-//
-// Topics fans one message out to every subscription bound to a name;
-// RegisterTopics serves it as <ns>_subscribe [name] and
-// <ns>_unsubscribe. Enqueue publishes from an inline method (queued in
-// order, it never blocks the loop), Publish from a worker or a goroutine
-// of yours. With a Broker (package handler/natsbroker) the topics of
-// several nodes are one set: delivery is at most once, in order per
-// publishing node. A subscriber that stops reading is disconnected, not
-// waited for (the engine's MaxPushQueue), and Enqueue refuses with
-// ErrPublishBacklog (-32000) while WithPublishBacklog's bytes wait.
+// Topics, the fan-out of one message to every subscription bound to a
+// name, on one node or across nodes through a broker, are package
+// handler/topics, built on these subscriptions; package
+// handler/natsbroker carries them between nodes over NATS.
 //
 // # Call metadata and interceptors
 //

@@ -133,7 +133,7 @@ func TestRegisterTopics_publishKeepsOrder(t *testing.T) {
 	}
 }
 
-// topic_publish answers -32602 for a name ValidTopic refuses and for
+// topic_publish answers -32602 for a name topics.Valid refuses and for
 // params that do not fit (-32600 for params that are not structured).
 func TestRegisterTopics_publishErrors(t *testing.T) {
 	tab, _ := topicsTable(nil)

@@ -580,20 +580,21 @@ func TestConnect_noLoggerLogsToSlogDefault(t *testing.T) {
 }
 
 // TestDeps_engineAndHandlerDoNotLinkNATS: importers of engine, handler,
-// pool and parser do not link the NATS client; only natsbroker does.
+// handler/topics, pool and parser do not link the NATS client; only
+// natsbroker does.
 func TestDeps_engineAndHandlerDoNotLinkNATS(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to list dependencies")
 	}
 	const mod = "github.com/jetrpc/jetrpc/"
-	out, err := exec.Command(goTool, "list", "-deps", mod+"engine", mod+"handler", mod+"pool", mod+"parser").CombinedOutput()
+	out, err := exec.Command(goTool, "list", "-deps", mod+"engine", mod+"handler", mod+"handler/topics", mod+"pool", mod+"parser").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	for _, l := range strings.Fields(string(out)) {
 		if strings.Contains(l, "github.com/nats-io") || strings.Contains(l, "natsbroker") {
-			t.Errorf("engine or handler links %s", l)
+			t.Errorf("engine, handler or handler/topics links %s", l)
 		}
 	}
 	out, err = exec.Command(goTool, "list", "-deps", mod+"handler/natsbroker").CombinedOutput()
