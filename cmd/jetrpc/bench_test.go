@@ -173,9 +173,7 @@ func topicTable(h *topics.Topics, dropEvery int64) *handler.Table {
 		demo.RegisterTopics(tab, h)
 		return tab
 	}
-	if err := topics.Register(tab, "topic", h); err != nil {
-		panic(err)
-	}
+	topics.Register(tab, "topic", h)
 	var calls atomic.Int64
 	handler.Register(tab, "topic_publish", func(_ context.Context, p demo.TopicParams) (int, error) {
 		if calls.Add(1)%dropEvery == 0 {

@@ -33,9 +33,7 @@ type TopicParams struct {
 // -32602. topic_subscribe runs inline on a single node, on a worker with
 // a broker (topics.Register).
 func RegisterTopics(t *handler.Table, h *topics.Topics) {
-	if err := topics.Register(t, "topic", h); err != nil {
-		panic(err)
-	}
+	topics.Register(t, "topic", h)
 	handler.Register(t, "topic_publish", func(_ context.Context, p TopicParams) (int, error) {
 		n, err := h.Enqueue(p.Name, p.Payload)
 		if err != nil {

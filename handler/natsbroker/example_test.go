@@ -46,9 +46,7 @@ func Example() {
 		}
 		tp = topics.New(b, nil)
 		t := handler.NewTable()
-		if err := topics.Register(t, "topic", tp); err != nil {
-			panic(err)
-		}
+		topics.Register(t, "topic", tp)
 		e := engine.New(t, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLoops(1))
 		if err := e.Start(); err != nil {
 			panic(err)

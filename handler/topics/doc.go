@@ -10,9 +10,7 @@
 // pattern):
 //
 //	node := topics.New(nil, logger) // nil: a single node
-//	if err := topics.Register(table, "topic", node); err != nil {
-//		return err
-//	}
+//	topics.Register(table, "topic", node)
 //	n, err := node.Publish("prices.ABC", handler.Raw(`{"bid":101.25}`))
 //
 // After <ns>_subscribe ["prices.ABC"] answers a subscription id, every

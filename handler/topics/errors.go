@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // NOTE: the errors of topics: the wire errors a method answers
@@ -14,12 +15,12 @@ import (
 
 // ErrInvalidTopic is the error for a topic name Valid refuses; a method
 // answers it as -32602.
-var ErrInvalidTopic = &handler.Error{Code: handler.CodeInvalidParams, Message: "Invalid params: a topic name is 1 to 255 of A-Z a-z 0-9 _ - : / = + @, in parts separated by single dots"}
+var ErrInvalidTopic = &handler.Error{Code: parser.CodeInvalidParams, Message: "Invalid params: a topic name is 1 to 255 of A-Z a-z 0-9 _ - : / = + @, in parts separated by single dots"}
 
 // ErrPublishBacklog is Enqueue's refusal while its queues hold the
 // backlog's bytes (the fan-out or the broker is behind); a method
 // answers it as -32000, to be retried.
-var ErrPublishBacklog = &handler.Error{Code: handler.CodeServerBusy, Message: "Server busy: too many topic messages wait to be sent; retry later"}
+var ErrPublishBacklog = &handler.Error{Code: parser.CodeServerBusy, Message: "Server busy: too many topic messages wait to be sent; retry later"}
 
 // errInvalidPayload refuses a PublishRaw or Enqueue payload that is not
 // one JSON value.

@@ -31,12 +31,8 @@ func ExampleTopics() {
 	bus := topics.NewMemoryBus()
 	nodeA, nodeB := topics.New(bus.Node(), nil), topics.New(bus.Node(), nil)
 	tabA, tabB := handler.NewTable(), handler.NewTable()
-	if err := topics.Register(tabA, "topic", nodeA); err != nil {
-		panic(err)
-	}
-	if err := topics.Register(tabB, "topic", nodeB); err != nil {
-		panic(err)
-	}
+	topics.Register(tabA, "topic", nodeA)
+	topics.Register(tabB, "topic", nodeB)
 
 	// One client on each node subscribes to prices.ABC.
 	connCtx, closeConns := context.WithCancel(context.Background())

@@ -7,7 +7,7 @@ import (
 )
 
 // NOTE: Register, the JSON-RPC methods of a node's topics: handler's
-// subscribe pattern (handler.TryRegisterSubscription) whose start binds
+// subscribe pattern (handler.RegisterSubscription) whose start binds
 // the new subscription to the topic named in its params.
 
 // Register registers <ns>_subscribe and <ns>_unsubscribe (see
@@ -18,9 +18,9 @@ import (
 // <ns>_subscribe. A name Valid refuses is answered -32602, a broker's
 // refusal -32603. <ns>_subscribe runs inline on a single node; with a
 // broker, whose first subscription to a topic is a network round trip,
-// it runs on a worker. It returns the error of
-// handler.TryRegisterSubscription (an empty or taken namespace).
-func Register(t *handler.Table, ns string, h *Topics, opts ...handler.MethodOption) error {
+// it runs on a worker. It panics as handler.RegisterSubscription does
+// (an empty or taken namespace), with an error.
+func Register(t *handler.Table, ns string, h *Topics, opts ...handler.MethodOption) {
 	start := func(_ context.Context, p [1]string, sub *handler.Subscription) error {
 		return h.Subscribe(sub, p[0])
 	}
@@ -28,5 +28,5 @@ func Register(t *handler.Table, ns string, h *Topics, opts ...handler.MethodOpti
 	if h.broker == nil {
 		base = append(base, handler.Inline())
 	}
-	return handler.TryRegisterSubscription(t, ns, start, append(base, opts...)...)
+	handler.RegisterSubscription(t, ns, start, append(base, opts...)...)
 }
