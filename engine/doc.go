@@ -149,8 +149,9 @@
 // # Limits
 //
 // Every limit is a field of Options with an exported default constant
-// beside it (DefaultMaxMessageSize, DefaultMaxConns, DefaultIdleTimeout
-// and the rest), whose docs state its scope and what passing it does —
+// beside it (DefaultMaxConns, DefaultIdleTimeout and the rest; the
+// message size's is parser.DefaultMaxSize, the one 5 MiB default of
+// engine and handler), whose docs state its scope and what passing it does —
 // 413 or 431 over HTTP, an error and close on a stream, close 1009 on a
 // WebSocket, a connection not read or closed; a zero field means the
 // default. Passing MaxPendingOutput, MaxPushQueue and MaxOutputBudget is

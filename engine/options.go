@@ -15,9 +15,6 @@ import (
 const (
 	// DefaultAddr is where an engine listens when given no address.
 	DefaultAddr = "tcp://127.0.0.1:8080"
-	// DefaultMaxMessageSize bounds one JSON-RPC message: an HTTP body or a
-	// value on a stream.
-	DefaultMaxMessageSize = parser.DefaultMaxSize
 	// DefaultMaxHeaderSize bounds the head of an HTTP request.
 	DefaultMaxHeaderSize = 8 << 10
 	// DefaultMaxConns bounds open connections (and is lowered to what the
@@ -72,8 +69,6 @@ const (
 	// server whose clients hold more at once in normal work — large
 	// replies to many clients on slow links — needs a larger budget.
 	DefaultMaxOutputBudget = 64 << 20
-	// DefaultHealthPath is the path where HTTP GET answers 200.
-	DefaultHealthPath = httprules.DefaultHealthPath
 	// DefaultStopTimeout is how long Run waits, once its context is done,
 	// for the requests in flight before it stops anyway.
 	DefaultStopTimeout = 10 * time.Second
@@ -104,7 +99,8 @@ type Options struct {
 	// handler.Table.Workers): New panics if it is. When it is full,
 	// messages are answered -32000 "Server busy" at once.
 	Workers *pool.Workers
-	// MaxMessageSize bounds one message; 0 means DefaultMaxMessageSize.
+	// MaxMessageSize bounds one message: an HTTP body, a WebSocket message
+	// or a value on a stream; 0 means parser.DefaultMaxSize (5 MiB).
 	// HTTP: 413. Streams: a -32600 reply, then the connection is closed.
 	MaxMessageSize int
 	// MaxHeaderSize bounds an HTTP request head; 0 means
@@ -135,7 +131,7 @@ type Options struct {
 	// JSON-RPC (see Page); none by default.
 	Pages []Page
 	// HTTPPolicy is the policy of HTTP requests' heads, the same as
-	// handler.HTTPHandler's: HealthPath ("" means DefaultHealthPath, "-"
+	// handler.HTTPHandler's: HealthPath ("" means httprules.DefaultHealthPath, "-"
 	// none), CORS (its Origins also bound WebSocket handshakes), Hosts
 	// and StrictHosts, Authorize (asked, besides, about each stream
 	// connection from its address alone), TrustedProxies.
@@ -316,7 +312,7 @@ func (o *Options) fill() {
 		o.Addrs = []string{DefaultAddr}
 	}
 	if o.MaxMessageSize <= 0 {
-		o.MaxMessageSize = DefaultMaxMessageSize
+		o.MaxMessageSize = parser.DefaultMaxSize
 	}
 	if o.MaxHeaderSize <= 0 {
 		o.MaxHeaderSize = DefaultMaxHeaderSize
@@ -340,7 +336,7 @@ func (o *Options) fill() {
 	def(&o.WriteTimeout, DefaultWriteTimeout)
 	def(&o.FirstByteTimeout, DefaultFirstByteTimeout)
 	if o.HealthPath == "" {
-		o.HealthPath = DefaultHealthPath
+		o.HealthPath = httprules.DefaultHealthPath
 	}
 	if o.WSPath == "" {
 		o.WSPath = DefaultWSPath

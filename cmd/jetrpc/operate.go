@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/engine/metrics"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -25,7 +25,7 @@ func metricsFlag(v string) (addr, path string, err error) {
 		if strings.ContainsAny(v, "?# ") {
 			return "", "", errors.New("a path has no query, fragment or space: " + v)
 		}
-		if v == engine.DefaultHealthPath {
+		if v == httprules.DefaultHealthPath {
 			return "", "", errors.New(v + " is the health check's path")
 		}
 		return "", v, nil

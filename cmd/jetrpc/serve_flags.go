@@ -103,7 +103,7 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupAccess, "vhosts", value(stringsFlag{&e.Hosts}), anyValue, "`host` names a request's Host may carry (repeatable, or comma-separated; \"*\" for any); " +
 			"other names get 403, which defeats DNS rebinding. IP addresses and a missing Host pass (no rebinding without a name; browsers send a Host) unless --vhosts-strict. Default: localhost"},
 		{groupAccess, "vhosts-strict", bind(&e.StrictHosts, false), anyValue, "make --vhosts strict: an IP address passes only when listed, a request without a Host gets 403"},
-		{groupAccess, "health-path", bind(&e.HealthPath, engine.DefaultHealthPath), anyValue, "`path` where GET answers 200 {\"status\":\"ok\"} (503 while draining); \"-\" for none"},
+		{groupAccess, "health-path", bind(&e.HealthPath, httprules.DefaultHealthPath), anyValue, "`path` where GET answers 200 {\"status\":\"ok\"} (503 while draining); \"-\" for none"},
 		{groupAccess, "jwt-secret", bind(&c.jwtSecret, ""), anyValue, "require a JWT (HS256, iat within 60 s, as geth's engine API) signed with the 32-byte hex secret in `file`; " +
 			"its holders hold every permission"},
 		{groupAccess, "api-keys", bind(&c.apiKeys, ""), anyValue, "require an API key from `file` (one per line: KEY [grant,grant...]) as a bearer token: " +
@@ -133,7 +133,7 @@ func (c *serveFlags) rows() []serveFlag {
 			"a subscribe past it gets -32006"},
 		{groupFairUse, "max-subscriptions", bind(&t.MaxSubscriptions, handler.DefaultMaxSubscriptions), nonNegative, "live subscriptions of the server, all connections together"},
 
-		{groupConnLimit, "max-message", bind(&e.MaxMessageSize, engine.DefaultMaxMessageSize), nonNegative, "largest message (HTTP body, stream value or WebSocket message) in `bytes`"},
+		{groupConnLimit, "max-message", bind(&e.MaxMessageSize, parser.DefaultMaxSize), nonNegative, "largest message (HTTP body, stream value or WebSocket message) in `bytes`"},
 		{groupConnLimit, "max-header", bind(&e.MaxHeaderSize, engine.DefaultMaxHeaderSize), nonNegative, "largest HTTP request head in `bytes`"},
 		{groupConnLimit, "max-conns", bind(&e.MaxConns, engine.DefaultMaxConns), nonNegative, "most open connections, lowered to the file descriptor limit"},
 		{groupConnLimit, "max-inflight", bind(&e.MaxInFlight, engine.DefaultMaxInFlight), nonNegative, "most messages of one connection on workers at once"},

@@ -49,7 +49,7 @@ func TestServeFlags_bind(t *testing.T) {
 		{"Loops", e.Loops, 2},
 		{"CloseNotice", e.CloseNotice, "bye"},
 		// Not given: the library's defaults.
-		{"MaxMessageSize", e.MaxMessageSize, engine.DefaultMaxMessageSize},
+		{"MaxMessageSize", e.MaxMessageSize, parser.DefaultMaxSize},
 		{"MaxInFlight", e.MaxInFlight, engine.DefaultMaxInFlight},
 		{"StopTimeout", e.StopTimeout, engine.DefaultStopTimeout},
 		{"WSPath", e.WSPath, engine.DefaultWSPath},
