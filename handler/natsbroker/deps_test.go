@@ -195,3 +195,33 @@ func TestDeps_upwardImportsCaught(t *testing.T) {
 		t.Errorf("upwardImports(after) = %q, want none", got)
 	}
 }
+
+// handlerLeaves are the packages under handler/ that package handler
+// imports: they may import nothing of handler/ but each other's internal
+// helpers, or the import would run in a circle or up.
+var handlerLeaves = []string{"handler/stats", "handler/httprules", "handler/internal/compact"}
+
+// TestDeps_handlerLeavesImportNoHandler: the leaves handler imports (the
+// counters' snapshot types, the HTTP rules, the module-internal helpers)
+// stand on parser and pool alone, and handler imports none of the
+// packages built on it (topics, auth, openrpc, natsbroker, demo).
+func TestDeps_handlerLeavesImportNoHandler(t *testing.T) {
+	graph := moduleImports(t, moduleRoot(t))
+	for _, leaf := range handlerLeaves {
+		imports, ok := graph[module+"/"+leaf]
+		if !ok {
+			t.Errorf("%s: no such package", leaf)
+			continue
+		}
+		for _, to := range imports {
+			if topFolder(to) == "handler" && !strings.Contains(to, "/handler/internal/") {
+				t.Errorf("%s imports %s", leaf, to)
+			}
+		}
+	}
+	for _, to := range graph[module+"/handler"] {
+		if topFolder(to) == "handler" && !slices.Contains(handlerLeaves, strings.TrimPrefix(to, module+"/")) {
+			t.Errorf("handler imports %s, which is not one of its leaves", to)
+		}
+	}
+}
