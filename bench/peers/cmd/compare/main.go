@@ -3,6 +3,8 @@
 // to one core, loads it from this process pinned to the other core with
 // the jetrpc bench library, reads the server's CPU time from /proc over
 // the measured window, and prints a markdown table with the ratios.
+// With -o it also writes the report into a file: in place of the
+// generated part of a file that has one (see writeReport), else whole.
 //
 //	cd bench/peers && go run ./cmd/compare -o ../RESULTS.md
 package main
@@ -190,7 +192,7 @@ func main() {
 	}
 	fmt.Print(report.String())
 	if *out != "" {
-		must(os.WriteFile(*out, []byte(report.String()), 0o644))
+		must(writeReport(*out, report.String()))
 	}
 }
 
@@ -358,161 +360,6 @@ func measure(s *server, sc scenario, dur, warm time.Duration) row {
 		r.cpuPerReq = float64(after-before) * 1e4 / float64(res.Requests) // ticks of 10 ms, in µs
 	}
 	return r
-}
-
-func header(w io.Writer, dur time.Duration, rounds int) {
-	cpu := "unknown"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "model name"); ok {
-				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
-		}
-	}
-	goVersion, _ := exec.Command("go", "version").Output()
-	fmt.Fprintf(w, "# jetrpc side by side with its peers\n\n")
-	fmt.Fprintf(w, "- date: %s\n- CPU: %s, %d cores; servers pinned to core 0 (`taskset -c 0`, `GOMAXPROCS=1`), load on core 1 (the `jetrpc bench` library, one core)\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cpu, runtime.NumCPU())
-	fmt.Fprintf(w, "- %s- each row: the median of %d rounds (the servers take turns in each round, so that drift in the machine's speed hits them alike), each %s measured after a warm-up, closed loop; *spread* is the slowest and fastest round; server CPU per request from /proc/PID/stat over the measured window\n", strings.TrimPrefix(string(goVersion), "go version "), rounds, dur)
-	fmt.Fprintf(w, "- peers (bench/peers/go.mod): %s\n", peerVersions())
-	fmt.Fprintf(w, "- command: `cd bench/peers && go run ./cmd/compare -o ../RESULTS.md`\n\n")
-	fmt.Fprintf(w, "Every reply is checked (JSON-RPC 2.0, ids, result); the ceiling answers a fixed reply and is measured with checks off. Ratios: *vs ceiling* is requests/s over the ceiling's, then the ceiling's server CPU per request over this server's (*by CPU*: what one saturated server core would give, independent of how hard the one-core load generator can push); *jetrpc ×* is jetrpc's requests/s over that server's, then that server's CPU per request over jetrpc's.\n\n")
-}
-
-func peerVersions() string {
-	b, err := os.ReadFile("go.mod")
-	if err != nil {
-		return "unknown"
-	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		for _, m := range []string{"go-ethereum ", "creachadair/jrpc2 ", "sourcegraph/jsonrpc2 ", "valyala/fasthttp ", "bytedance/sonic ", "panjf2000/gnet/v2 "} {
-			if strings.Contains(l, m) {
-				f := strings.Fields(l)
-				out = append(out, f[0]+" "+f[1])
-			}
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-func table(w io.Writer, sc scenario, rows []row) {
-	var ceiling, jet, ceilingCPU, jetCPU float64
-	for _, r := range rows {
-		if r.res == nil {
-			continue
-		}
-		switch r.srv.name {
-		case "ceiling":
-			ceiling, ceilingCPU = r.res.RequestsPerSec, r.cpuPerReq
-		case "jetrpc":
-			jet, jetCPU = r.res.RequestsPerSec, r.cpuPerReq
-		}
-	}
-	fmt.Fprintf(w, "## %d. %s\n\n", sc.id, sc.title)
-	fmt.Fprintf(w, "| server | requests/s | spread | calls/s | p50 | p99 | server CPU µs/request | vs ceiling | vs ceiling by CPU | jetrpc × | jetrpc × by CPU | errors |\n")
-	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	for _, r := range rows {
-		name := r.srv.name
-		if r.srv.note != "" {
-			name += " (" + r.srv.note + ")"
-		}
-		if r.res == nil {
-			fmt.Fprintf(w, "| %s | — | | | | | | | | | | %s |\n", name, r.skipped)
-			continue
-		}
-		res := r.res
-		vsCeil, times, vsCeilCPU, timesCPU := "", "", "", ""
-		if ceiling > 0 && r.srv.name != "ceiling" {
-			vsCeil = fmt.Sprintf("%.2f", res.RequestsPerSec/ceiling)
-			if r.cpuPerReq > 0 {
-				vsCeilCPU = fmt.Sprintf("%.2f", ceilingCPU/r.cpuPerReq)
-			}
-		}
-		if jet > 0 && r.srv.name != "jetrpc" && res.RequestsPerSec > 0 {
-			times = fmt.Sprintf("%.1f×", jet/res.RequestsPerSec)
-			if jetCPU > 0 {
-				timesCPU = fmt.Sprintf("%.1f×", r.cpuPerReq/jetCPU)
-			}
-		}
-		spread := ""
-		if r.rounds > 1 {
-			spread = fmt.Sprintf("%.0f–%.0fk", r.lo/1000, r.hi/1000)
-			if r.hi < 10000 {
-				spread = fmt.Sprintf("%.0f–%.0f", r.lo, r.hi)
-			}
-		}
-		errs := "0"
-		if n := res.TotalErrors(); n > 0 {
-			errs = fmt.Sprintf("%d %v", n, res.Errors)
-		}
-		if !r.srv.check {
-			errs = "not checked"
-		}
-		fmt.Fprintf(w, "| %s | %.0f | %s | %.0f | %s | %s | %.2f | %s | %s | %s | %s | %s |\n", name, res.RequestsPerSec, spread, res.CallsPerSec,
-			usText(res.Latency.P50), usText(res.Latency.P99), r.cpuPerReq, vsCeil, vsCeilCPU, times, timesCPU, errs)
-	}
-	fmt.Fprintln(w)
-}
-
-func usText(v int64) string {
-	if v >= 1000 {
-		return fmt.Sprintf("%.2f ms", float64(v)/1000)
-	}
-	return fmt.Sprintf("%d µs", v)
-}
-
-// memoryTable: n idle keep-alive connections, each having made one
-// request; the server's resident memory.
-func memoryTable(w io.Writer, srvs []*server, n int) {
-	fmt.Fprintf(w, "## 8. %d idle keep-alive connections, each having made one request\n\n", n)
-	fmt.Fprintf(w, "| server | RSS before | RSS with the connections | per connection | jetrpc × |\n| --- | ---: | ---: | ---: | ---: |\n")
-	type memRow struct {
-		name              string
-		before, with, per float64
-		err               string
-	}
-	var rows []memRow
-	var jetPer float64
-	for _, s := range srvs {
-		fmt.Fprintf(os.Stderr, "scenario 8: %s\n", s.name)
-		m := memRow{name: s.name}
-		if err := s.start(); err != nil {
-			m.err = err.Error()
-			rows = append(rows, m)
-			continue
-		}
-		time.Sleep(200 * time.Millisecond)
-		m.before = float64(rssKiB(s.pid()))
-		conns, err := idleConns(s, n)
-		if err != nil {
-			m.err = err.Error()
-		}
-		time.Sleep(time.Second)
-		m.with = float64(rssKiB(s.pid()))
-		for _, c := range conns {
-			c.Close()
-		}
-		s.stop()
-		m.per = (m.with - m.before) * 1024 / float64(n)
-		if s.name == "jetrpc" {
-			jetPer = m.per
-		}
-		rows = append(rows, m)
-	}
-	for _, m := range rows {
-		if m.err != "" {
-			fmt.Fprintf(w, "| %s | %.1f MiB | — | — | %s |\n", m.name, m.before/1024, m.err)
-			continue
-		}
-		ratio := ""
-		if m.name != "jetrpc" && jetPer > 0 {
-			ratio = fmt.Sprintf("%.2f", jetPer/m.per)
-		}
-		fmt.Fprintf(w, "| %s | %.1f MiB | %.1f MiB | %.0f B | %s |\n", m.name, m.before/1024, m.with/1024, m.per, ratio)
-	}
-	fmt.Fprintf(w, "\n*jetrpc ×* here is jetrpc's memory per connection over that server's: below 1 means jetrpc uses less.\n\n")
 }
 
 // idleConns opens n connections and makes one request on each.
