@@ -11,10 +11,10 @@ package handler
 import (
 	"reflect"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/bytedance/sonic/decoder"
+	"github.com/jetrpc/jetrpc/handler/internal/jsonfields"
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -36,7 +36,7 @@ type field struct {
 	offset   uintptr        // offset in P
 	kind     vkind          // hand-coded kind, or kSlow
 	ptrType  unsafe.Pointer // type word of *T for sonic (kSlow only)
-	required bool           // not a pointer, slice (Raw is not one), map or interface, and not omitempty/omitzero
+	required bool           // by jsonfields' rule: not a pointer, slice (Raw is not one), map or interface, and not omitempty/omitzero
 	quoted   bool           // the ",string" option: the value comes inside a JSON string
 }
 
@@ -170,99 +170,31 @@ type typeErr struct {
 func (e *typeErr) Error() string { return "jetrpc: unsupported type " + e.t.String() + ": " + e.why }
 func (e *typeErr) Unwrap() error { return ErrBadType }
 
-// candidate is a struct field that may become a params field.
-type candidate struct {
-	field
-	depth  int  // embedding depth
-	tagged bool // named by a json tag
-}
-
-// addFields adds the params fields of struct t, flattening embedded
-// structs by encoding/json's rules: of the fields with one name, the
-// shallowest wins, then the one named by a tag; when that leaves several,
-// none is used.
+// addFields adds the params fields of struct t: those encoding/json
+// fills, by the rule of package jsonfields (handler/internal/jsonfields),
+// which handler/openrpc's schemas follow too. An embedded pointer to a
+// struct is refused: its fields have no offset in P.
 func (pl *paramsPlan) addFields(t reflect.Type) error {
-	var cands []candidate
-	if err := collectFields(t, 0, 0, &cands); err != nil {
-		return err
+	st := jsonfields.Of(t, rawType, jsonRawType)
+	if len(st.Pointers) > 0 {
+		p := st.Pointers[0]
+		return typeError(p.In, "embedded pointer "+p.Type.String()+" in params: embed the struct by value")
 	}
-	best := map[string]int{} // name → index in cands of the winner, or -1
-	for i, c := range cands {
-		j, seen := best[c.name]
-		switch {
-		case !seen:
-			best[c.name] = i
-		case j < 0:
-			if cands[-j-2].depth > c.depth { // a shallower field ends the ambiguity
-				best[c.name] = i
-			}
-		case c.depth < cands[j].depth, c.depth == cands[j].depth && c.tagged && !cands[j].tagged:
-			best[c.name] = i
-		case c.depth == cands[j].depth && c.tagged == cands[j].tagged:
-			best[c.name] = -j - 2 // ambiguous at this depth: remember the depth
-		}
-	}
-	for i, c := range cands {
-		if best[c.name] == i {
-			pl.fields = append(pl.fields, c.field)
-		}
-	}
-	return nil
-}
-
-// collectFields lists the candidate fields of t, depth first, in the order
-// encoding/json uses.
-func collectFields(t reflect.Type, base uintptr, depth int, out *[]candidate) error {
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if sf.Anonymous && name == "" {
-			switch ft := sf.Type; {
-			case ft.Kind() == reflect.Struct:
-				if err := collectFields(ft, base+sf.Offset, depth+1, out); err != nil {
-					return err
-				}
-				continue
-			case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct:
-				return typeError(t, "embedded pointer "+ft.String()+" in params: embed the struct by value")
-			}
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		tagged := name != ""
-		if !tagged {
-			name = sf.Name
-		}
-		has := func(opt string) bool { return strings.Contains(","+opts+",", ","+opt+",") }
-		kind := kindOf(sf.Type, true)
-		optional := has("omitempty") || has("omitzero")
-		switch sf.Type.Kind() {
-		case reflect.Pointer, reflect.Map, reflect.Interface:
-			optional = true
-		case reflect.Slice:
-			// Raw and json.RawMessage hold one JSON value: like any other
-			// value they are required; other slices are optional.
-			optional = optional || (kind != kRaw && kind != kRawCopy)
-		}
+	for _, jf := range st.Fields {
 		f := field{
-			name:     name,
-			label:    name,
-			offset:   base + sf.Offset,
-			kind:     kind,
-			required: !optional,
+			name:     jf.Name,
+			label:    jf.Name,
+			offset:   jf.Offset,
+			kind:     kindOf(jf.Type, true),
+			required: jf.Required,
 		}
-		if has("string") && f.kind >= kBool && f.kind <= kString {
+		if jf.String && f.kind >= kBool && f.kind <= kString {
 			f.quoted = true // as encoding/json: only for scalar kinds
 		}
 		if f.kind == kSlow {
-			f.ptrType = typeWord(sf.Type)
+			f.ptrType = typeWord(jf.Type)
 		}
-		*out = append(*out, candidate{field: f, depth: depth, tagged: tagged})
+		pl.fields = append(pl.fields, f)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"reflect"
@@ -282,6 +283,18 @@ type taggedOverEmbedded struct {
 	N string `json:"Name"`
 }
 
+type nameTagged struct {
+	Name string `json:"Name"`
+}
+
+// taggedAfterAmbiguity has two untagged Names at one depth, then a tagged
+// one at that depth, which encoding/json takes.
+type taggedAfterAmbiguity struct {
+	nameA
+	nameB
+	nameTagged
+}
+
 // echoParams registers "m" returning its decoded params through sonic, and
 // returns the reply to params.
 func echoParams[P any](t *testing.T, params string) string {
@@ -317,6 +330,8 @@ func TestParams_embeddedFieldPrecedence(t *testing.T) {
 	sameAsStdlib[shadowingOuter](t, `{"ID":1,"Name":"x"}`)
 	sameAsStdlib[ambiguousNames](t, `{"Name":"x","X":2}`)
 	sameAsStdlib[taggedOverEmbedded](t, `{"Name":"x"}`)
+	// Regression (issue 23, one rule for the table and OpenRPC): a tagged field after an ambiguity at its depth wins, as in encoding/json; the table dropped it.
+	sameAsStdlib[taggedAfterAmbiguity](t, `{"Name":"x"}`)
 	// By position the fields come in encoding/json's order: ID, then the
 	// outer Name (the embedded one is shadowed).
 	r := decodeReply(t, echoParams[shadowingOuter](t, `[7,"y"]`))
@@ -326,6 +341,51 @@ func TestParams_embeddedFieldPrecedence(t *testing.T) {
 	var got shadowingOuter
 	if err := json.Unmarshal(r.Result, &got); err != nil || got.Name != "y" || got.ID != 7 {
 		t.Fatalf("positional: %s → %+v", r.Result, got)
+	}
+}
+
+// withEmbeddedPointer embeds a pointer to a struct one level down, in a
+// struct embedded by value.
+type withEmbeddedPointer struct {
+	*nameA
+	X int
+}
+
+// An embedded pointer to a struct is refused at registration, its error
+// naming the struct that embeds it and the pointer, however deep, and
+// whether or not its fields are used: they have no offset in P.
+func TestParams_embeddedPointerMessage(t *testing.T) {
+	type outer struct {
+		withEmbeddedPointer
+		Y int
+	}
+	type shadowed struct {
+		*nameA
+		Name string
+	}
+	type noFields struct{}
+	type empty struct {
+		*noFields
+	}
+	for _, c := range []struct {
+		at       string
+		register func(*handler.Table)
+		want     string
+	}{
+		{at: here(), register: func(tab *handler.Table) {
+			handler.Register(tab, "m", func(context.Context, outer) (int, error) { return 0, nil })
+		}, want: "jetrpc: unsupported type handler_test.withEmbeddedPointer: embedded pointer *handler_test.nameA in params: embed the struct by value"},
+		{at: here(), register: func(tab *handler.Table) {
+			handler.Register(tab, "m", func(context.Context, shadowed) (int, error) { return 0, nil })
+		}, want: "jetrpc: unsupported type handler_test.shadowed: embedded pointer *handler_test.nameA in params: embed the struct by value"},
+		{at: here(), register: func(tab *handler.Table) {
+			handler.Register(tab, "m", func(context.Context, empty) (int, error) { return 0, nil })
+		}, want: "jetrpc: unsupported type handler_test.empty: embedded pointer *handler_test.noFields in params: embed the struct by value"},
+	} {
+		err := registerErr(func() { c.register(handler.NewTable()) })
+		if !errors.Is(err, handler.ErrBadType) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want ErrBadType %q", c.at, err, c.want)
+		}
 	}
 }
 
