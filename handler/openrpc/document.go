@@ -433,11 +433,11 @@ func (g *generator) params(mi handler.MethodInfo) ([]*ContentDescriptor, string,
 			return nil, "", err
 		}
 		for _, f := range fields {
-			schema, ok := props[f.name]
+			schema, ok := props[f.Name]
 			if !ok {
 				schema = json.RawMessage("true")
 			}
-			out = append(out, &ContentDescriptor{Name: f.name, Required: f.required, Schema: schema})
+			out = append(out, &ContentDescriptor{Name: f.Name, Required: f.Required, Schema: schema})
 		}
 		requireBeforeRequired(out)
 		return out, either, nil

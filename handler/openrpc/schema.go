@@ -12,7 +12,8 @@ package openrpc
 //     type name, which two packages may share);
 //   - fix walks each schema beside its Go type: the library reflects a *T
 //     as T, so fix makes pointers nullable, and it sets each object's
-//     required list by the table's rule (jsonFields).
+//     required list by the table's rule (jsonFields, which reads it from
+//     handler/internal/jsonfields, where handler's params plans read it).
 //
 // The library writes references as #/$defs/NAME, which the encoded text
 // turns into #/components/schemas/NAME (schemaJSON).
@@ -29,6 +30,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/internal/jsonfields"
 )
 
 var (
@@ -249,13 +251,13 @@ func (g *generator) fix(s *jsonschema.Schema, t reflect.Type) *jsonschema.Schema
 		}
 		s.Required = nil
 		for _, f := range jsonFields(t) {
-			p, ok := s.Properties.Get(f.name)
+			p, ok := s.Properties.Get(f.Name)
 			if !ok {
 				continue
 			}
-			s.Properties.Set(f.name, g.fix(p, f.typ))
-			if f.required {
-				s.Required = append(s.Required, f.name)
+			s.Properties.Set(f.Name, g.fix(p, f.Type))
+			if f.Required {
+				s.Required = append(s.Required, f.Name)
 			}
 		}
 	}
@@ -284,92 +286,11 @@ func opaqueParams(t reflect.Type) bool {
 	return false
 }
 
-// jsonField is a field of a struct as encoding/json sees it.
-type jsonField struct {
-	name     string       // JSON name
-	typ      reflect.Type // Go type
-	required bool         // by the table's rule (handler.Register)
-	depth    int          // embedding depth
-	tagged   bool         // named by a json tag
-}
-
 // jsonFields lists the fields of the struct type t as encoding/json
-// encodes them: embedded structs flattened, of the fields with one name
-// the shallowest (then the tagged one) kept, none when that leaves
-// several. A field is required unless it is a pointer, a slice (Raw and
-// json.RawMessage are values, not lists), a map or an interface, or is
-// tagged omitempty or omitzero: the rule of handler.Register for params.
-func jsonFields(t reflect.Type) []jsonField {
-	var cands []jsonField
-	collectFields(t, 0, map[reflect.Type]bool{}, &cands)
-	type group struct{ best, n, depth int }
-	groups := map[string]*group{}
-	for i, c := range cands {
-		gr := groups[c.name]
-		switch {
-		case gr == nil:
-			groups[c.name] = &group{best: i, n: 1, depth: c.depth}
-		case c.depth < gr.depth:
-			*gr = group{best: i, n: 1, depth: c.depth}
-		case c.depth == gr.depth:
-			switch b := cands[gr.best]; {
-			case c.tagged && !b.tagged:
-				gr.best, gr.n = i, 1
-			case c.tagged == b.tagged:
-				gr.n++
-			}
-		}
-	}
-	var out []jsonField
-	for i, c := range cands {
-		if gr := groups[c.name]; gr.best == i && gr.n == 1 {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// collectFields lists the candidate fields of t depth first, in the
-// order encoding/json uses. seen holds the embedded struct types on the
-// path, against embedding cycles.
-func collectFields(t reflect.Type, depth int, seen map[reflect.Type]bool, out *[]jsonField) {
-	if seen[t] {
-		return
-	}
-	seen[t] = true
-	defer delete(seen, t)
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if sf.Anonymous && name == "" {
-			ft := sf.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				collectFields(ft, depth+1, seen, out)
-				continue
-			}
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		tagged := name != ""
-		if !tagged {
-			name = sf.Name
-		}
-		has := func(opt string) bool { return strings.Contains(","+opts+",", ","+opt+",") }
-		optional := has("omitempty") || has("omitzero")
-		switch sf.Type.Kind() {
-		case reflect.Pointer, reflect.Map, reflect.Interface:
-			optional = true
-		case reflect.Slice:
-			optional = optional || (sf.Type != rawType && sf.Type != rawMessageType)
-		}
-		*out = append(*out, jsonField{name: name, typ: sf.Type, required: !optional, depth: depth, tagged: tagged})
-	}
+// encodes them, each required or not by the table's rule for params: the
+// rule of package jsonfields (handler/internal/jsonfields), which
+// handler.Register's params plans follow too. Embedded pointers are
+// followed (handler refuses them in params, not in results).
+func jsonFields(t reflect.Type) []jsonfields.Field {
+	return jsonfields.Of(t, rawType, rawMessageType).Fields
 }
