@@ -20,8 +20,8 @@ import (
 	"github.com/jetrpc/jetrpc/parser"
 )
 
-// MaxInterceptors is the most interceptors a table takes.
-const MaxInterceptors = 64
+// maxInterceptors is the most interceptors a table takes (Use).
+const maxInterceptors = 64
 
 // Interceptor runs around every call of a table (Use). It sees the call
 // (its method name, id, params) and its context, which carries the
@@ -45,8 +45,8 @@ type Interceptor func(ctx context.Context, call *Call) error
 
 // Use adds interceptors to the table's chain. The first one added is the
 // outermost: it sees each call first, and its outcome last. It panics if
-// the table has begun dispatching or the chain would pass
-// MaxInterceptors, as both are programming errors found at start-up.
+// the table has begun dispatching or the chain would pass 64
+// interceptors, as both are programming errors found at start-up.
 func (t *Table) Use(interceptors ...Interceptor) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -58,8 +58,8 @@ func (t *Table) Use(interceptors ...Interceptor) {
 			panic("jetrpc: handler.Table.Use: nil interceptor")
 		}
 	}
-	if len(t.chain)+len(interceptors) > MaxInterceptors {
-		panic(fmt.Sprintf("jetrpc: handler.Table.Use: more than %d interceptors", MaxInterceptors))
+	if len(t.chain)+len(interceptors) > maxInterceptors {
+		panic(fmt.Sprintf("jetrpc: handler.Table.Use: more than %d interceptors", maxInterceptors))
 	}
 	t.chain = append(t.chain, interceptors...)
 }

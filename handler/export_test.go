@@ -1,0 +1,4 @@
+package handler
+
+// MaxInterceptors is maxInterceptors, for the external tests of Use.
+const MaxInterceptors = maxInterceptors
