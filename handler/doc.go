@@ -188,10 +188,37 @@
 // its duration in a histogram — in counters made at registration and
 // striped per CPU; Table.Metrics and Table.LimitRefusals read them, as
 // the types of package handler/stats, and package engine/metrics exports
-// them to Prometheus. WithAccessLog logs
-// one record per message through log/slog, sampled, slow messages
-// always. Neither allocates for a call it does not log. MethodInfo keeps
+// them to Prometheus. WithAccessLog logs one record per message through
+// log/slog, sampled, slow messages always. Neither allocates for a call it does not log. MethodInfo keeps
 // the Go types of each method's params and result (and Summary, Errors,
 // Notifies) for discovery: package handler/openrpc answers rpc.discover,
 // registered with RegisterExtension, the way to serve an "rpc." name.
+//
+// # For transports
+//
+// A service registers methods and calls nothing below; a transport —
+// package engine, HTTPHandler, or one of your own — drives the table
+// with these: Dispatch, or DispatchInline on an event loop, which runs
+// what needs no blocking and hands the rest back planned in a Pending
+// (Outcome says which) for a goroutine of the transport's to Run, RunHere
+// under its Deadline, or answer Busy; a CallContext reused call after
+// call, its Meta set from the request (SetHTTPHeadParsed, SetHTTPHead,
+// SetHTTPRequest) and the connection given with ContextWithConn for
+// server push; AppendFault for the faults met before a message reaches
+// the table; AuthStatus and AuthText to answer an Authorizer's refusal;
+// Refused and RefusedConn for the access log; Workers and UsesPool to
+// keep a pool of its own. They stay in this package because they are the
+// table's dispatch itself, on every request's path. The rules of a
+// request's head that every HTTP transport applies alike — content type,
+// health check, CORS, Host names, trusted proxies, the refusal texts and
+// the access log's reasons — are package handler/httprules.
+//
+// # Packages around it
+//
+// Built on this package: handler/topics (topics and their fan-out),
+// handler/auth (API keys, JWT, IP lists), handler/openrpc (rpc.discover),
+// handler/natsbroker (topics between nodes over NATS), handler/demo (the
+// bundled server's methods), handler/textlog (an allocation-free slog
+// text handler). Beneath it, imported by it: handler/httprules,
+// handler/stats (the counters' snapshot types an exporter reads).
 package handler
