@@ -153,7 +153,7 @@ func parseTarget(s string) (target, error) {
 			return target{}, err
 		}
 		if u.Hostname() == "" {
-			return target{}, fmt.Errorf("jetrpc bench: target %q has no host", s)
+			return target{}, fmt.Errorf("target %q has no host", s)
 		}
 		path := u.RequestURI()
 		if path == "" {
@@ -174,43 +174,43 @@ func parseTarget(s string) (target, error) {
 	case strings.HasPrefix(s, "tcp://"), strings.HasPrefix(s, "unix://"):
 		network, address, _ := strings.Cut(s, "://")
 		if address == "" {
-			return target{}, fmt.Errorf("jetrpc bench: target %q has no address", s)
+			return target{}, fmt.Errorf("target %q has no address", s)
 		}
 		return target{network: network, address: address}, nil
 	}
-	return target{}, fmt.Errorf("jetrpc bench: target %q must start with http://, https://, ws://, wss://, tcp:// or unix://", s)
+	return target{}, fmt.Errorf("target %q must start with http://, https://, ws://, wss://, tcp:// or unix://", s)
 }
 
 // fill applies the defaults and checks the config.
 func (c *Config) fill() error {
 	switch {
 	case c.Conns < 0:
-		return errors.New("jetrpc bench: a negative number of connections")
+		return errors.New("a negative number of connections")
 	case c.Pipeline < 0:
-		return errors.New("jetrpc bench: a negative pipeline depth")
+		return errors.New("a negative pipeline depth")
 	case c.Batch < 0:
-		return errors.New("jetrpc bench: a negative batch size")
+		return errors.New("a negative batch size")
 	case !(c.Notify >= 0 && c.Notify <= 1): // NaN too
-		return errors.New("jetrpc bench: the notification share must be between 0 and 1")
+		return errors.New("the notification share must be between 0 and 1")
 	case !(c.Rate >= 0) || math.IsInf(c.Rate, 0): // NaN too
-		return errors.New("jetrpc bench: the rate must be a finite number of requests/s, 0 or more")
+		return errors.New("the rate must be a finite number of requests/s, 0 or more")
 	case c.Batch > 10000:
-		return errors.New("jetrpc bench: batches of more than 10000 calls")
+		return errors.New("batches of more than 10000 calls")
 	case c.Pipeline > 4096:
-		return errors.New("jetrpc bench: a pipeline deeper than 4096")
+		return errors.New("a pipeline deeper than 4096")
 	case c.JWTRefresh < 0:
-		return errors.New("jetrpc bench: a negative JWT refresh interval")
+		return errors.New("a negative JWT refresh interval")
 	}
 	if len(c.Schedule) > 0 {
 		switch {
 		case c.Rate != 0:
-			return errors.New("jetrpc bench: a rate and a schedule: the schedule sets the rate")
+			return errors.New("a rate and a schedule: the schedule sets the rate")
 		case c.Duration != 0 || c.Requests != 0:
-			return errors.New("jetrpc bench: a duration (or a request count) and a schedule: the schedule sets the duration")
+			return errors.New("a duration (or a request count) and a schedule: the schedule sets the duration")
 		}
 		for _, st := range c.Schedule {
 			if st.Duration <= 0 || !(st.From >= 0) || !(st.To >= 0) || math.IsInf(st.From, 0) || math.IsInf(st.To, 0) {
-				return errors.New("jetrpc bench: a schedule stage needs a positive duration and finite rates, 0 or more")
+				return errors.New("a schedule stage needs a positive duration and finite rates, 0 or more")
 			}
 		}
 		c.Duration = scheduleDuration(c.Schedule)

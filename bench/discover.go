@@ -27,7 +27,7 @@ import (
 // tlsConfig for https (nil: the system's roots).
 func Discover(ctx context.Context, url string, header http.Header, tlsConfig *tls.Config) ([]byte, error) {
 	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-		return nil, fmt.Errorf("jetrpc bench: discovery asks over HTTP: %q must be http:// or https://", url)
+		return nil, fmt.Errorf("discovery asks over HTTP: %q must be http:// or https://", url)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -42,15 +42,15 @@ func Discover(ctx context.Context, url string, header http.Header, tlsConfig *tl
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("jetrpc bench: rpc.discover: %w", err)
+		return nil, fmt.Errorf("rpc.discover: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMessage))
 	if err != nil {
-		return nil, fmt.Errorf("jetrpc bench: rpc.discover: %w", err)
+		return nil, fmt.Errorf("rpc.discover: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("jetrpc bench: rpc.discover: HTTP %d", resp.StatusCode)
+		return nil, fmt.Errorf("rpc.discover: HTTP %d", resp.StatusCode)
 	}
 	var reply struct {
 		Result json.RawMessage
@@ -60,10 +60,10 @@ func Discover(ctx context.Context, url string, header http.Header, tlsConfig *tl
 		}
 	}
 	if err := json.Unmarshal(body, &reply); err != nil {
-		return nil, fmt.Errorf("jetrpc bench: rpc.discover: the reply is not JSON-RPC: %w", err)
+		return nil, fmt.Errorf("rpc.discover: the reply is not JSON-RPC: %w", err)
 	}
 	if reply.Error != nil {
-		return nil, fmt.Errorf("jetrpc bench: rpc.discover: error %d: %s", reply.Error.Code, reply.Error.Message)
+		return nil, fmt.Errorf("rpc.discover: error %d: %s", reply.Error.Code, reply.Error.Message)
 	}
 	return reply.Result, nil
 }
@@ -96,7 +96,7 @@ type openRPCDoc struct {
 func WorkloadFromOpenRPC(doc []byte) (*Workload, error) {
 	var d openRPCDoc
 	if err := json.Unmarshal(doc, &d); err != nil {
-		return nil, fmt.Errorf("jetrpc bench: the OpenRPC document: %w", err)
+		return nil, fmt.Errorf("the OpenRPC document: %w", err)
 	}
 	w := &Workload{}
 	for _, m := range d.Methods {
@@ -111,7 +111,7 @@ func WorkloadFromOpenRPC(doc []byte) (*Workload, error) {
 			for _, p := range m.Examples[0].Params {
 				var v any
 				if err := json.Unmarshal(p.Value, &v); err != nil {
-					return nil, fmt.Errorf("jetrpc bench: method %s: example param %s: %w", m.Name, p.Name, err)
+					return nil, fmt.Errorf("method %s: example param %s: %w", m.Name, p.Name, err)
 				}
 				values[p.Name] = v
 				order = append(order, p.Name)
@@ -142,7 +142,7 @@ func WorkloadFromOpenRPC(doc []byte) (*Workload, error) {
 		w.Calls = append(w.Calls, WorkloadCall{Method: m.Name, Params: b})
 	}
 	if len(w.Calls) == 0 {
-		return nil, errors.New("jetrpc bench: the OpenRPC document has no method to call")
+		return nil, errors.New("the OpenRPC document has no method to call")
 	}
 	sort.Slice(w.Calls, func(i, j int) bool { return w.Calls[i].Method < w.Calls[j].Method })
 	return w, nil

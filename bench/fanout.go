@@ -121,19 +121,19 @@ type FanoutConfig struct {
 func (c *FanoutConfig) fill() (nodes []target, pub target, err error) {
 	switch {
 	case c.Topic == "":
-		return nil, pub, errors.New("jetrpc bench: no topic to subscribe to")
+		return nil, pub, errors.New("no topic to subscribe to")
 	case len(c.Targets) == 0:
-		return nil, pub, errors.New("jetrpc bench: fan-out needs at least one ws:// target")
+		return nil, pub, errors.New("fan-out needs at least one ws:// target")
 	case c.Subscribers < 0:
-		return nil, pub, errors.New("jetrpc bench: a negative number of subscribers")
+		return nil, pub, errors.New("a negative number of subscribers")
 	case !(c.PublishRate >= 0) || math.IsInf(c.PublishRate, 0):
-		return nil, pub, errors.New("jetrpc bench: the publish rate must be a finite number of publishes/s, 0 or more")
+		return nil, pub, errors.New("the publish rate must be a finite number of publishes/s, 0 or more")
 	case c.Publishes < 0:
-		return nil, pub, errors.New("jetrpc bench: a negative number of publishes")
+		return nil, pub, errors.New("a negative number of publishes")
 	case c.PayloadSize < 0 || c.PayloadSize > maxMessage/2:
-		return nil, pub, fmt.Errorf("jetrpc bench: a payload size of %d bytes: 0 to %d", c.PayloadSize, maxMessage/2)
+		return nil, pub, fmt.Errorf("a payload size of %d bytes: 0 to %d", c.PayloadSize, maxMessage/2)
 	case c.ConnectConcurrency < 0:
-		return nil, pub, errors.New("jetrpc bench: a negative connect concurrency")
+		return nil, pub, errors.New("a negative connect concurrency")
 	}
 	if c.Subscribers == 0 {
 		c.Subscribers = DefaultSubscribers
@@ -165,7 +165,7 @@ func (c *FanoutConfig) fill() (nodes []target, pub target, err error) {
 			return nil, pub, err
 		}
 		if !t.ws {
-			return nil, pub, fmt.Errorf("jetrpc bench: fan-out target %q: subscriptions need a ws:// URL", s)
+			return nil, pub, fmt.Errorf("fan-out target %q: subscriptions need a ws:// URL", s)
 		}
 		nodes = append(nodes, t)
 	}
@@ -176,7 +176,7 @@ func (c *FanoutConfig) fill() (nodes []target, pub target, err error) {
 		return nil, pub, err
 	}
 	if bits := float64(c.planned()) * float64(c.Subscribers); bits > MaxFanoutBits {
-		return nil, pub, fmt.Errorf("jetrpc bench: %d subscribers × %d publishes: the run keeps a bit per publish per subscriber, %.0f MiB; "+
+		return nil, pub, fmt.Errorf("%d subscribers × %d publishes: the run keeps a bit per publish per subscriber, %.0f MiB; "+
 			"at most %d MiB", c.Subscribers, c.planned(), bits/8/(1<<20), MaxFanoutBits/8/(1<<20))
 	}
 	return nodes, pub, nil
@@ -208,7 +208,7 @@ func (c *FanoutConfig) upgradeHeader() (http.Header, error) {
 	if len(c.JWTSecret) > 0 {
 		token, err := mintJWT(c.JWTSecret, time.Now())
 		if err != nil {
-			return nil, fmt.Errorf("jetrpc bench: minting the JWT: %w", err)
+			return nil, fmt.Errorf("minting the JWT: %w", err)
 		}
 		h.Set("Authorization", "Bearer "+token)
 	}
@@ -260,7 +260,7 @@ func RunFanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 		return nil, err
 	}
 	if limit := fdlimit.Raise(); limit > 0 && uint64(cfg.Subscribers+cfg.ConnectConcurrency+64) > limit {
-		return nil, fmt.Errorf("jetrpc bench: %d subscribers need as many file descriptors; the limit is %d (raise it with ulimit -n)",
+		return nil, fmt.Errorf("%d subscribers need as many file descriptors; the limit is %d (raise it with ulimit -n)",
 			cfg.Subscribers, limit)
 	}
 	topicJSON, _ := json.Marshal(cfg.Topic)

@@ -43,7 +43,7 @@ const (
 	pubReplyMax = 1 << 20     // a publish reply is an integer: anything longer is wrong
 )
 
-var errBadFrame = errors.New("jetrpc bench: a masked, reserved or oversized frame from the server")
+var errBadFrame = errors.New("a masked, reserved or oversized frame from the server")
 
 // publisher is the fan-out test's publisher.
 type publisher struct {

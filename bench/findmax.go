@@ -60,7 +60,7 @@ type Capacity struct {
 // Requests must not be set.
 func FindMax(ctx context.Context, cfg Config, f FindMaxConfig) (*Capacity, error) {
 	if cfg.Rate != 0 || len(cfg.Schedule) > 0 || cfg.Requests != 0 {
-		return nil, errors.New("jetrpc bench: a capacity search sets the rate of each probe: no rate, schedule or request count")
+		return nil, errors.New("a capacity search sets the rate of each probe: no rate, schedule or request count")
 	}
 	if f.Start == 0 {
 		f.Start = 1000
@@ -75,7 +75,7 @@ func FindMax(ctx context.Context, cfg Config, f FindMaxConfig) (*Capacity, error
 		f.Probes = 20
 	}
 	if !(f.Start > 0) || !(f.Max >= f.Start) || !(f.Precision > 0 && f.Precision < 1) || f.Probes < 2 {
-		return nil, errors.New("jetrpc bench: a capacity search wants 0 < start ≤ max, 0 < precision < 1 and 2 probes or more")
+		return nil, errors.New("a capacity search wants 0 < start ≤ max, 0 < precision < 1 and 2 probes or more")
 	}
 	c := &Capacity{}
 	for _, t := range f.SLO {

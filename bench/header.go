@@ -43,7 +43,7 @@ var ownedHeaders = []string{"Host", "Content-Length", "Content-Type", "Transfer-
 func ParseHeader(line string) (name, value string, err error) {
 	name, value, ok := strings.Cut(line, ":")
 	if !ok {
-		return "", "", fmt.Errorf("jetrpc bench: header %q: want 'Name: Value'", line)
+		return "", "", fmt.Errorf("header %q: want 'Name: Value'", line)
 	}
 	value = strings.Trim(value, " \t")
 	if err := checkHeader(name, value); err != nil {
@@ -55,25 +55,25 @@ func ParseHeader(line string) (name, value string, err error) {
 // checkHeader checks one extra header; see ParseHeader.
 func checkHeader(name, value string) error {
 	if name == "" {
-		return errors.New("jetrpc bench: a header without a name")
+		return errors.New("a header without a name")
 	}
 	for i := 0; i < len(name); i++ {
 		if !isTokenChar(name[i]) {
-			return fmt.Errorf("jetrpc bench: header name %q: not an HTTP token (letters, digits and !#$%%&'*+-.^_`|~ only)", name)
+			return fmt.Errorf("header name %q: not an HTTP token (letters, digits and !#$%%&'*+-.^_`|~ only)", name)
 		}
 	}
 	for i := 0; i < len(value); i++ {
 		if c := value[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return fmt.Errorf("jetrpc bench: header %s: its value holds a control character (CR, LF or another)", name)
+			return fmt.Errorf("header %s: its value holds a control character (CR, LF or another)", name)
 		}
 	}
 	for _, h := range ownedHeaders {
 		if strings.EqualFold(name, h) {
-			return fmt.Errorf("jetrpc bench: header %s is the tool's own; it cannot be set", name)
+			return fmt.Errorf("header %s is the tool's own; it cannot be set", name)
 		}
 	}
 	if len(name) >= len("Sec-WebSocket-") && strings.EqualFold(name[:len("Sec-WebSocket-")], "Sec-WebSocket-") {
-		return fmt.Errorf("jetrpc bench: header %s: the Sec-WebSocket-* headers are the tool's own; they cannot be set", name)
+		return fmt.Errorf("header %s: the Sec-WebSocket-* headers are the tool's own; they cannot be set", name)
 	}
 	return nil
 }
@@ -96,10 +96,10 @@ func ParseJWTSecret(text []byte) ([]byte, error) {
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
 	secret, err := hex.DecodeString(s)
 	if err != nil {
-		return nil, errors.New("jetrpc bench: the JWT secret is not hex")
+		return nil, errors.New("the JWT secret is not hex")
 	}
 	if len(secret) != 32 {
-		return nil, fmt.Errorf("jetrpc bench: the JWT secret is %d bytes; want 32 (64 hex digits)", len(secret))
+		return nil, fmt.Errorf("the JWT secret is %d bytes; want 32 (64 hex digits)", len(secret))
 	}
 	return secret, nil
 }
@@ -110,7 +110,7 @@ func (c *Config) checkHeaders(t *target) error {
 		return nil
 	}
 	if !t.http && !t.ws {
-		return fmt.Errorf("jetrpc bench: target %q is a raw stream: headers and a JWT can only be sent over http:// or ws://", c.Target)
+		return fmt.Errorf("target %q is a raw stream: headers and a JWT can only be sent over http:// or ws://", c.Target)
 	}
 	for name, values := range c.Header {
 		for _, v := range values {
@@ -119,7 +119,7 @@ func (c *Config) checkHeaders(t *target) error {
 			}
 		}
 		if len(c.JWTSecret) > 0 && strings.EqualFold(name, "Authorization") {
-			return errors.New("jetrpc bench: an Authorization header and a JWT secret: the JWT is sent as Authorization")
+			return errors.New("an Authorization header and a JWT secret: the JWT is sent as Authorization")
 		}
 	}
 	return nil
@@ -202,7 +202,7 @@ func (r *runner) startJWT() (stop func(), err error) {
 	}
 	token, err := mintJWT(r.cfg.JWTSecret, time.Now())
 	if err != nil {
-		return nil, fmt.Errorf("jetrpc bench: minting the JWT: %w", err)
+		return nil, fmt.Errorf("minting the JWT: %w", err)
 	}
 	r.setToken(token)
 	done := make(chan struct{})

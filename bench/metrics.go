@@ -101,10 +101,10 @@ func checkMetricsURL(s string) error {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("jetrpc bench: metrics URL: %w", err)
+		return fmt.Errorf("metrics URL: %w", err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("jetrpc bench: metrics URL %q: want http://host:port/path", s)
+		return fmt.Errorf("metrics URL %q: want http://host:port/path", s)
 	}
 	return nil
 }

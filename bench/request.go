@@ -68,7 +68,7 @@ func digits(v uint64) int {
 func messagesFromFlags(method, params string, batch int, notify float64) ([]message, error) {
 	if params != "" {
 		if !parser.Valid([]byte(params)) || (params[0] != '[' && params[0] != '{') {
-			return nil, fmt.Errorf("jetrpc bench: params %q must be a JSON array or object", params)
+			return nil, fmt.Errorf("params %q must be a JSON array or object", params)
 		}
 	}
 	n := 1
@@ -120,7 +120,7 @@ func messagesFromFlags(method, params string, batch int, notify float64) ([]mess
 // a hole for the tool's own ids.
 func messagesFromBodies(bodies [][]byte) ([]message, error) {
 	if len(bodies) == 0 {
-		return nil, errors.New("jetrpc bench: no request bodies")
+		return nil, errors.New("no request bodies")
 	}
 	var p parser.Parser
 	out := make([]message, 0, len(bodies))
@@ -135,13 +135,13 @@ func messagesFromBodies(bodies [][]byte) ([]message, error) {
 				reqs = append(reqs, it.Request())
 			}
 		default:
-			return nil, fmt.Errorf("jetrpc bench: body %d is not a request: %s", i+1, m.Err.Error())
+			return nil, fmt.Errorf("body %d is not a request: %s", i+1, m.Err.Error())
 		}
 		msg := message{batch: m.Kind == parser.KindBatch}
 		last := 0
 		for _, r := range reqs {
 			if !r.Err.OK() {
-				return nil, fmt.Errorf("jetrpc bench: body %d: %s", i+1, r.Err.Error())
+				return nil, fmt.Errorf("body %d: %s", i+1, r.Err.Error())
 			}
 			msg.calls++
 			if r.Notification {

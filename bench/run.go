@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if cfg.Rate == 0 && len(cfg.Schedule) == 0 && !t.http && maxHoles(msgs) == 0 {
-		return nil, errors.New("jetrpc bench: every message is a notification, and over a stream the server " +
+		return nil, errors.New("every message is a notification, and over a stream the server " +
 			"never answers notifications: a closed loop has nothing to wait for; set -rate (an open loop)")
 	}
 	r := newRunner(cfg, t, msgs)

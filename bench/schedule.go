@@ -36,7 +36,7 @@ type Stage struct {
 //     (a ramp): 1000:10s,1000-5000:20s,5000:10s.
 func ParseSchedule(s string) ([]Stage, error) {
 	bad := func(why string) error {
-		return fmt.Errorf("jetrpc bench: schedule %q: %s (step:START:STEP:END:DURATION, ramp:FROM:TO:DURATION, or RATE:DURATION and FROM-TO:DURATION stages joined by commas)", s, why)
+		return fmt.Errorf("schedule %q: %s (step:START:STEP:END:DURATION, ramp:FROM:TO:DURATION, or RATE:DURATION and FROM-TO:DURATION stages joined by commas)", s, why)
 	}
 	kind, rest, _ := strings.Cut(s, ":")
 	var stages []Stage

@@ -41,7 +41,7 @@ type NamedTarget struct {
 func ParseNamedTarget(s string) (NamedTarget, error) {
 	name, url, ok := strings.Cut(s, "=")
 	if !ok || name == "" || url == "" {
-		return NamedTarget{}, fmt.Errorf("jetrpc bench: target %q: want NAME=URL", s)
+		return NamedTarget{}, fmt.Errorf("target %q: want NAME=URL", s)
 	}
 	if _, err := parseTarget(url); err != nil {
 		return NamedTarget{}, err
@@ -64,10 +64,10 @@ type TargetsResult struct {
 // RunTargets runs cfg against each target, rounds times, interleaved.
 func RunTargets(ctx context.Context, cfg Config, targets []NamedTarget, rounds int, progress io.Writer) (*TargetsResult, error) {
 	if len(targets) < 2 {
-		return nil, errors.New("jetrpc bench: several targets: two at least")
+		return nil, errors.New("several targets: two at least")
 	}
 	if rounds < 1 {
-		return nil, errors.New("jetrpc bench: one round at least")
+		return nil, errors.New("one round at least")
 	}
 	res := &TargetsResult{Rounds: rounds}
 	for _, t := range targets {

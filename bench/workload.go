@@ -84,7 +84,7 @@ func LoadWorkload(path string) (*Workload, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
-		return nil, fmt.Errorf("jetrpc bench: workload %s: %w", path, err)
+		return nil, fmt.Errorf("workload %s: %w", path, err)
 	}
 	w.dir = filepath.Dir(path)
 	return &w, nil
@@ -152,13 +152,13 @@ type callSpec struct {
 // compile compiles the workload's calls.
 func (w *Workload) compile() ([]callSpec, error) {
 	if len(w.Calls) == 0 {
-		return nil, errors.New("jetrpc bench: the workload has no calls")
+		return nil, errors.New("the workload has no calls")
 	}
 	specs := make([]callSpec, len(w.Calls))
 	for i, c := range w.Calls {
-		where := fmt.Sprintf("jetrpc bench: workload call %d (%s)", i+1, c.Method)
+		where := fmt.Sprintf("workload call %d (%s)", i+1, c.Method)
 		if c.Method == "" {
-			return nil, fmt.Errorf("jetrpc bench: workload call %d has no method", i+1)
+			return nil, fmt.Errorf("workload call %d has no method", i+1)
 		}
 		if !(c.Weight >= 0) || math.IsInf(c.Weight, 0) {
 			return nil, fmt.Errorf("%s: a weight is a finite number, 0 or more", where)
@@ -428,7 +428,7 @@ func rotation(calls []WorkloadCall) ([]int, error) {
 		sum += weights[i]
 	}
 	if math.IsInf(sum, 0) || !(sum > 0) {
-		return nil, errors.New("jetrpc bench: the workload's weights must add up to a finite number above 0")
+		return nil, errors.New("the workload's weights must add up to a finite number above 0")
 	}
 	counts := make([]int, len(calls))
 	total := 0
@@ -456,7 +456,7 @@ func rotation(calls []WorkloadCall) ([]int, error) {
 		}
 	}
 	if total == 0 {
-		return nil, errors.New("jetrpc bench: the workload's weights are all 0")
+		return nil, errors.New("the workload's weights are all 0")
 	}
 	out := make([]int, 0, total)
 	cur := make([]int, len(counts))

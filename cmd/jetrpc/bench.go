@@ -211,8 +211,19 @@ func setFlag(fs *flag.FlagSet, names []string) string {
 	return found
 }
 
-// runBench is `jetrpc bench`.
+// runBench is `jetrpc bench`. Its errors, but for the usage errors it
+// has printed, are marked as bench's: main prints them after "jetrpc
+// bench: ".
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := benchCommand(ctx, args, stdout, stderr)
+	if err == nil || errors.As(err, new(errUsage)) {
+		return err
+	}
+	return commandErr{"bench", err}
+}
+
+// benchCommand is runBench before its errors are marked.
+func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "compare" {
 		return runCompare(args[1:], stdout, stderr)
 	}

@@ -17,7 +17,7 @@ import (
 // status is 2 when no rate held.
 func runFindMax(ctx context.Context, cfg bench.Config, b *benchFlags, stdout, stderr io.Writer) error {
 	if len(cfg.Schedule) > 0 || cfg.Requests != 0 || len(b.thresholds) > 0 {
-		return errors.New("jetrpc bench: --find-max sets each probe's rate and judges it by --slo: no -schedule, -n or -threshold")
+		return errors.New("--find-max sets each probe's rate and judges it by --slo: no -schedule, -n or -threshold")
 	}
 	f := bench.FindMaxConfig{SLO: b.slo, Start: cfg.Rate}
 	cfg.Rate = 0

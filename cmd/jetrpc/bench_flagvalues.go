@@ -7,7 +7,6 @@ package main
 // String prints what was set.
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -34,7 +33,7 @@ func (f targetFlag) String() string {
 func (f targetFlag) Set(s string) error {
 	t, err := bench.ParseNamedTarget(s)
 	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
+		return err
 	}
 	*f.ts = append(*f.ts, t)
 	return nil
@@ -53,7 +52,7 @@ func (f scheduleFlag) String() string {
 func (f scheduleFlag) Set(s string) error {
 	st, err := bench.ParseSchedule(s)
 	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
+		return err
 	}
 	*f.stages = st
 	return nil
@@ -104,7 +103,7 @@ func (f headerFlag) String() string {
 func (f headerFlag) Set(s string) error {
 	name, value, err := bench.ParseHeader(s)
 	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
+		return err
 	}
 	if *f.h == nil {
 		*f.h = http.Header{}
@@ -134,7 +133,7 @@ func (f jwtSecretFlag) Set(path string) error {
 	}
 	secret, err := bench.ParseJWTSecret(text)
 	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "jetrpc bench: "))
+		return err
 	}
 	*f.secret, *f.path = secret, path
 	return nil

@@ -537,3 +537,25 @@ func TestBench_targets(t *testing.T) {
 		t.Fatalf("a target argument beside --target: %v", err)
 	}
 }
+
+// TestBench_errorOnePrefix: a failing run's error, from the command or
+// from package bench, is printed with exactly one "jetrpc bench: ": the
+// library's texts carry no prefix and nothing strips one.
+func TestBench_errorOnePrefix(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none.json")
+	for _, args := range [][]string{
+		{"-d", "200ms", "-c", "1", "-warmup", "0", "tcp://127.0.0.1:1"}, // nothing listens: the run fails
+		{"-workload", missing, "tcp://127.0.0.1:1"},                     // bench.LoadWorkload's error
+		{"-d", "200ms", "ftp://127.0.0.1:1"},                            // bench.Run's error
+	} {
+		err := run(context.Background(), append([]string{"bench", "-q"}, args...), io.Discard, io.Discard)
+		if err == nil || errors.As(err, new(errUsage)) {
+			t.Errorf("%q: err %v, want a run's error", args, err)
+			continue
+		}
+		line := errorLine(err)
+		if line != "jetrpc bench: "+err.Error() || strings.Count(line, "jetrpc") != 1 || strings.Count(line, "bench: ") != 1 {
+			t.Errorf("%q: main prints %q", args, line)
+		}
+	}
+}

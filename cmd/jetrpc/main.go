@@ -57,16 +57,31 @@ func main() {
 	}
 }
 
-// errorLine is the line main prints for err: one "jetrpc" prefix,
-// whether or not the error's text starts with its own ("jetrpc bench:
-// …" from the bench package).
+// errorLine is the line main prints for err. A command's error
+// (commandErr: bench's) says what went wrong without a prefix, and gets
+// "jetrpc <command>: " here, once. Another error gets "jetrpc: ", unless
+// its text starts with it already (the root package's sentinels do).
 func errorLine(err error) string {
+	var ce commandErr
+	if errors.As(err, &ce) {
+		return "jetrpc " + ce.cmd + ": " + err.Error()
+	}
 	msg := err.Error()
-	if strings.HasPrefix(msg, "jetrpc ") || strings.HasPrefix(msg, "jetrpc:") {
+	if strings.HasPrefix(msg, "jetrpc:") {
 		return msg
 	}
 	return "jetrpc: " + msg
 }
+
+// commandErr is an error of the command cmd, whose text carries no
+// prefix: errorLine adds "jetrpc cmd: " when main prints it.
+type commandErr struct {
+	cmd string
+	err error
+}
+
+func (e commandErr) Error() string { return e.err.Error() }
+func (e commandErr) Unwrap() error { return e.err }
 
 // run is main without the process: testable. -h and help print to
 // stdout and return nil; a usage error is printed, error first, with the

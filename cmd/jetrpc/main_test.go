@@ -530,17 +530,23 @@ func TestServe_listenAliases(t *testing.T) {
 	}
 }
 
-// Errors are printed with one "jetrpc" prefix, whether or not their text
-// has its own.
+// Errors are printed with one "jetrpc" prefix: a command's error, whose
+// text has none, gets the command's; another gets "jetrpc: " unless its
+// text starts with it.
 func TestErrorLine_onePrefix(t *testing.T) {
-	for in, want := range map[string]string{
-		`jetrpc bench: target "ftp://x" must start with http://`: `jetrpc bench: target "ftp://x" must start with http://`,
-		"jetrpc: serve: bad":                 "jetrpc: serve: bad",
-		"open /x: no such file or directory": "jetrpc: open /x: no such file or directory",
-		"jetrpcx is not a prefix of its own": "jetrpc: jetrpcx is not a prefix of its own",
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{commandErr{"bench", errors.New(`target "ftp://x" must start with http://`)}, `jetrpc bench: target "ftp://x" must start with http://`},
+		{fmt.Errorf("wrapped: %w", commandErr{"bench", errors.New("lost")}), "jetrpc bench: wrapped: lost"},
+		{errors.New("jetrpc: serve: bad"), "jetrpc: serve: bad"},
+		{errors.New("open /x: no such file or directory"), "jetrpc: open /x: no such file or directory"},
+		{errors.New("jetrpcx is not a prefix of its own"), "jetrpc: jetrpcx is not a prefix of its own"},
+		{errors.New("jetrpc bench: is no longer taken as a prefix"), "jetrpc: jetrpc bench: is no longer taken as a prefix"},
 	} {
-		if got := errorLine(errors.New(in)); got != want {
-			t.Errorf("%q: %q, want %q", in, got, want)
+		if got := errorLine(c.err); got != c.want {
+			t.Errorf("%q: %q, want %q", c.err, got, c.want)
 		}
 	}
 }
