@@ -1,32 +1,27 @@
 package main
 
-// NOTE: jetrpc bench: its flags (newBenchFlags, one table; the fan-out
-// ones in bench_fanout.go), its usage text, and runBench, which checks
-// the flags and picks the mode: compare (bench_compare.go), a fan-out
-// run (--subscribe, bench_fanout.go), several targets (--target,
-// bench_targets.go), a capacity search (--find-max, bench_findmax.go), or
-// a single run, which runBench does itself — against the target given,
-// or the bundled server in-process (bench_inprocess.go). The flag.Value
-// types of the flags that parse their value are in bench_flagvalues.go.
+// NOTE: jetrpc bench: its usage (benchUsage, every flag and the modes),
+// the modes (benchMode, one file each: bench_run.go, bench_findmax.go,
+// bench_targets.go, bench_fanout.go, bench_compare.go) and runBench, the
+// dispatcher: a subcommand names the mode; without one, legacyMode picks
+// it by the flag that picked it before the subcommands (--subscribe,
+// --target, --find-max), so that old scripts run unchanged. Every mode
+// parses the one flag set of bench_flags.go and refuses, by name, the
+// flags its usage does not list; the checks and setup the request modes
+// share are in bench_request.go. Errors carry no prefix: main prints
+// runBench's after "jetrpc bench: ".
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/invopop/jsonschema"
 	"github.com/jetrpc/jetrpc/bench"
 )
 
@@ -35,6 +30,20 @@ var benchUsage = commandUsage{
 	head: `usage: jetrpc bench [flags] [target]
        jetrpc bench --subscribe TOPIC [flags] [ws://node/ ...]
        jetrpc bench compare [-json] A.json B.json
+       jetrpc bench run|find-max|targets|fanout [flags] [target ...]
+       jetrpc bench help [mode]
+
+modes:
+  run       a single run (the default: jetrpc bench [flags] [target])
+  find-max  a capacity search: the highest rate that holds every --slo
+            (also: jetrpc bench --find-max)
+  targets   several targets, side by side, in interleaved rounds
+            (also: jetrpc bench --target NAME=URL --target NAME=URL)
+  fanout    the fan-out of a topic to many WebSocket subscribers
+            (also: jetrpc bench --subscribe TOPIC)
+  compare   compare two files of saved runs (jetrpc bench -json)
+Each mode takes the flags its usage lists (jetrpc bench help MODE); a flag
+of another mode is an error that names the mode.
 
 jetrpc bench is a JSON-RPC-aware load generator. It opens -c connections
 to the target and calls -method with -params over them for -d (after a
@@ -110,105 +119,84 @@ server in-process.
 `,
 }
 
-// benchFlags are the flags of jetrpc bench that are not a bench.Config field.
-type benchFlags struct {
-	bodies     string
-	asJSON     bool
-	plot       string
-	quiet      bool
-	topic      string              // --subscribe: a fan-out run
-	thresholds []bench.Threshold   // -threshold, in order
-	findMax    bool                // --find-max
-	workload   string              // -workload: a file
-	discover   string              // --from-discover: a URL
-	printWL    bool                // --print-workload
-	report     string              // --report: an HTML file
-	jsonSchema bool                // -json-schema
-	targets    []bench.NamedTarget // --target, in order
-	rounds     int                 // -rounds
-	diff       int                 // -diff
-	slo        []bench.Threshold   // --slo, in order
-	insecure   bool                // -insecure
-	ca         string              // -ca: a PEM file of the roots to trust
-	fan        bench.FanoutConfig  // the fan-out flags; the shared ones are copied from bench.Config
+// benchMode is a mode of jetrpc bench.
+type benchMode struct {
+	name      string        // its subcommand
+	title     string        // what it is, in an error: "a capacity search"
+	legacy    string        // the flag that picks it without a subcommand ("--find-max"); "" for run
+	legacyArg string        // that flag's argument in an error: " TOPIC"
+	usage     *commandUsage // its usage section; its groups are the flags it takes
+	run       func(ctx context.Context, a *benchArgs, stdout, stderr io.Writer) error
 }
 
-// newBenchFlags defines the flags of jetrpc bench on a new FlagSet; the
-// groups of benchUsage list them.
-func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	b := &benchFlags{}
-	fs.IntVar(&cfg.Conns, "c", bench.DefaultConns, "connections")
-	fs.DurationVar(&cfg.Duration, "d", 0, "measured duration (default 10s; 5s against the in-process server); with --subscribe, how long to publish")
-	fs.Int64Var(&cfg.Requests, "n", 0, "stop after this many requests instead of a duration")
-	fs.DurationVar(&cfg.Warmup, "warmup", bench.DefaultWarmup, "unmeasured warm-up before measuring; 0 for none")
-	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at `rate` requests/s in all, latency from intended send times (0: closed loop)")
-	fs.Var(scheduleFlag{&cfg.Schedule}, "schedule", "open loop on a rate `schedule` instead of -rate, which sets the duration: "+
-		"step:START:STEP:END:DURATION (step:1000:1000:10000:5s), ramp:FROM:TO:DURATION (ramp:0:20000:30s), "+
-		"or stages RATE:DURATION and FROM-TO:DURATION joined by commas")
-	fs.IntVar(&cfg.Pipeline, "pipeline", 1, "requests in flight per connection")
-	fs.IntVar(&cfg.Batch, "batch", 1, "calls per request; more than 1 sends batches")
-	fs.Float64Var(&cfg.Notify, "notify", 0, "`share` of calls sent as notifications, 0 to 1 (over a stream they get no reply, so they need -rate)")
-	fs.StringVar(&cfg.Method, "method", bench.DefaultMethod, "the `method` to call")
-	fs.StringVar(&cfg.Params, "params", bench.DefaultParams, "params, as `JSON`")
-	fs.StringVar(&b.workload, "workload", "", "a workload `file` (JSON): weighted calls with templated params and expected replies, instead of -method and -params "+
-		"(see bench/README.md: Load-testing your own server)")
-	fs.StringVar(&b.discover, "from-discover", "", "build the workload from the OpenRPC document the server at `URL` (http:// or https://) answers rpc.discover with: "+
-		"each method once, weight 1, its first example's params or params made from their schemas; subscriptions and rpc.* left out. "+
-		"The target is URL unless one is given")
-	fs.BoolVar(&b.printWL, "print-workload", false, "with --from-discover, print the workload file it builds (to edit and give to -workload) instead of running it")
-	fs.StringVar(&b.bodies, "bodies", "", "a `file` of request bodies, one JSON-RPC message per line, sent in turn (instead of -method and -params)")
-	fs.BoolVar(&cfg.ExpectError, "expect-error", false, "the calls are expected to fail")
-	fs.BoolVar(&cfg.NoCheck, "no-check", false, "frame replies without checking them (for fixed-reply ceiling servers)")
-	fs.DurationVar(&cfg.Timeout, "timeout", bench.DefaultTimeout, "longest wait for a reply; also the most the run waits after the end for replies in flight "+
-		"(with --subscribe: for a dial, an upgrade, the subscribe replies and a publish's write)")
-	fs.Var(headerFlag{&cfg.Header}, "header", "send `header`, written 'Name: Value', with every HTTP request and the WebSocket upgrade; "+
-		"repeatable (Host, Content-Length, Content-Type, Transfer-Encoding, Connection, Upgrade and Sec-WebSocket-* are the tool's own)")
-	fs.Var(jwtSecretFlag{&cfg.JWTSecret, new(string)}, "jwt-secret", "send Authorization: Bearer with an HS256 JWT signed with the 32-byte hex secret in `file` "+
-		"(geth's jwt.hex), its iat renewed every "+bench.DefaultJWTRefresh.String()+", as the Engine API wants")
-	fs.BoolVar(&b.asJSON, "json", false, "print the result as JSON")
-	fs.BoolVar(&b.jsonSchema, "json-schema", false, "print the JSON Schema of what -json prints (a run's result), and exit")
-	fs.StringVar(&b.plot, "plot", "", "write the latency distribution chart to this SVG `file`")
-	fs.StringVar(&b.report, "report", "", "write a self-contained HTML report to `file`: the load, latency by percentile, throughput, latency and errors over time, errors, replies by method, thresholds, the configuration")
-	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")
-	fs.BoolVar(&b.insecure, "insecure", false, "https:// and wss:// targets: do not verify the server's certificate (a test server's self-signed one)")
-	fs.StringVar(&b.ca, "ca", "", "https:// and wss:// targets: trust the certificates in PEM `file` instead of the system's roots")
-	fs.Var(targetFlag{&b.targets}, "target", "a target of a run over several, `name=URL` (repeatable): each is run -rounds times, interleaved, "+
-		"and reported side by side with its ratio to the first")
-	fs.IntVar(&b.rounds, "rounds", 3, "with --target, the rounds (each runs every target; the order reverses every other round)")
-	fs.IntVar(&b.diff, "diff", 0, "with --target, first send `N` calls of the mix to every target, one at a time, and report those answered differently "+
-		"(result or error code; workload calls marked free are not compared); a difference sets exit status 2")
-	fs.BoolVar(&b.findMax, "find-max", false, "search for the highest rate that holds every --slo with no error: open-loop probes of -d each (default "+
-		bench.DefaultProbeWindow.String()+"), doubling from -rate (default 1000) until one fails, then halving the gap to 5 %; "+
-		"prints each probe and the capacity, and with -plot the latency by rate")
-	fs.Var(thresholdFlag{&b.slo}, "slo", "with --find-max, a `condition` a rate must meet to hold, as -threshold takes them (repeatable): 'p99<10ms'")
-	fs.Var(thresholdFlag{&b.thresholds}, "threshold", "check `condition` at the end, such as 'p99<5ms', 'errors==0', 'rps>50000' or 'error_rate<0.1%' "+
-		"(repeatable; metrics p50 p90 p99 p99.9 max mean rps cps requests errors error_rate): the exit status is 2 when one fails. "+
-		"With thresholds, they alone decide: errors fail the run only through one")
-	fs.StringVar(&cfg.MetricsURL, "metrics", "", "read the server's Prometheus metrics at `URL` (jetrpc serve --metrics) when the measured window opens and closes, "+
-		"and print its own view (calls handled, errors by code, rate, p50/p99 handling time) beside the client's")
-	newFanoutFlags(fs, b)
-	return fs, b
-}
+// benchModes are the modes that parse bench's flag set, in the order
+// the usage lists them (compare, with its own flags, is not one).
+var benchModes = []*benchMode{runMode, findMaxMode, targetsMode, fanoutMode}
 
-// Flags of one mode of jetrpc bench, refused in the other.
-var (
-	requestOnlyFlags = []string{"c", "n", "warmup", "rate", "schedule", "pipeline", "method", "params", "batch", "notify", "bodies", "workload",
-		"from-discover", "print-workload",
-		"expect-error", "no-check", "plot", "report", "metrics", "threshold", "ca", "insecure", "find-max", "slo", "target", "rounds", "diff"}
-	fanoutOnlyFlags = []string{"subscribers", "publish-rate", "publishes", "publish-url", "payload-size", "drain", "max-lost",
-		"connect-concurrency"}
-)
-
-// setFlag returns the first of names set on the command line, or "".
-func setFlag(fs *flag.FlagSet, names []string) string {
-	found := ""
-	fs.Visit(func(f *flag.Flag) {
-		if found == "" && slices.Contains(names, f.Name) {
-			found = f.Name
+// takes reports whether the mode takes the flag name: whether its usage
+// lists it.
+func (m *benchMode) takes(name string) bool {
+	for _, g := range m.usage.groups {
+		if slices.Contains(g.names, name) {
+			return true
 		}
-	})
-	return found
+	}
+	return false
+}
+
+// legacyMode is the mode of jetrpc bench without a subcommand: the one
+// its flags picked before there were subcommands.
+func legacyMode(b *benchFlags) *benchMode {
+	switch {
+	case b.topic != "":
+		return fanoutMode
+	case len(b.targets) > 0:
+		return targetsMode
+	case b.findMax:
+		return findMaxMode
+	}
+	return runMode
+}
+
+// benchArgs is a parsed jetrpc bench command line and its mode.
+type benchArgs struct {
+	*benchFlags
+	fs    *flag.FlagSet
+	cfg   bench.Config
+	mode  *benchMode
+	named bool          // the mode was a subcommand, not picked by legacyMode
+	usage *commandUsage // printed after a usage error: the mode's, or benchUsage without a subcommand
+}
+
+// usageError prints err and a.usage to stderr, and returns err marked as
+// printed.
+func (a *benchArgs) usageError(stderr io.Writer, err error) error {
+	return usageError(a.fs, a.usage, stderr, err)
+}
+
+// refuse is the error for the flag name set in a mode that does not take
+// it. It names the mode as the command line chose it, and the mode the
+// flag belongs to when there is one only.
+func (a *benchArgs) refuse(name string) error {
+	var owners []*benchMode
+	for _, m := range benchModes {
+		if m != a.mode && m.takes(name) {
+			owners = append(owners, m)
+		}
+	}
+	if !a.named && a.mode == runMode && len(owners) == 1 {
+		o := owners[0]
+		return fmt.Errorf("-%s applies to %s: it needs %s%s", name, o.title, o.legacy, o.legacyArg)
+	}
+	how := "bench " + a.mode.name
+	if !a.named && a.mode.legacy != "" {
+		how = a.mode.legacy
+	}
+	msg := fmt.Sprintf("-%s does not apply to %s (%s)", name, a.mode.title, how)
+	if len(owners) == 1 {
+		msg += "; it is a flag of bench " + owners[0].name
+	}
+	return errors.New(msg)
 }
 
 // runBench is `jetrpc bench`. Its errors, but for the usage errors it
@@ -222,168 +210,77 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return commandErr{"bench", err}
 }
 
-// benchCommand is runBench before its errors are marked.
+// benchCommand is runBench before its errors are marked: the mode from
+// the subcommand or the legacy flags, the flags checked against it, and
+// the mode's run.
 func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "compare" {
-		return runCompare(args[1:], stdout, stderr)
+	a := &benchArgs{usage: &benchUsage}
+	if len(args) > 0 {
+		switch args[0] {
+		case "compare":
+			return runCompare(args[1:], stdout, stderr)
+		case "help":
+			return benchHelp(args[1:], stdout, stderr)
+		}
+		if m := benchModeNamed(args[0]); m != nil {
+			a.mode, a.named, a.usage, args = m, true, m.usage, args[1:]
+		}
 	}
-	var cfg bench.Config
-	fs, b := newBenchFlags(&cfg)
-	help, err := parseFlags(fs, &benchUsage, args, stdout, stderr)
-	if help || err != nil {
+	var help bool
+	var err error
+	a.fs, a.benchFlags = newBenchFlags(&a.cfg)
+	if help, err = parseFlags(a.fs, a.usage, args, stdout, stderr); help || err != nil {
 		return err
 	}
-	if b.jsonSchema {
-		return writeResultSchema(stdout)
-	}
-	if fs.NArg() == 1 && fs.Arg(0) == "help" { // jetrpc bench help
-		benchUsage.write(stdout, fs)
-		return nil
-	}
-	if b.topic != "" {
-		return runFanout(ctx, fs, &cfg, b, stdout, stderr)
-	}
-	if name := setFlag(fs, fanoutOnlyFlags); name != "" {
-		return usageError(fs, &benchUsage, stderr, fmt.Errorf("-%s applies to a fan-out run: it needs --subscribe TOPIC", name))
-	}
-	if fs.NArg() > 1 {
-		return usageError(fs, &benchUsage, stderr, fmt.Errorf("one target at most, not %q", fs.Args()))
-	}
-	if err := checkBenchFlags(fs, &cfg); err != nil {
-		return err
-	}
-	if err := checkAuthFlags(&cfg, fs.Arg(0)); err != nil {
-		return usageError(fs, &benchUsage, stderr, err)
-	}
-	if b.insecure || b.ca != "" {
-		tc, err := tlsConfig(b.insecure, b.ca)
-		if err != nil {
-			return usageError(fs, &benchUsage, stderr, err)
-		}
-		cfg.TLS = tc
-	}
-	if b.discover != "" {
-		if b.workload != "" {
-			return usageError(fs, &benchUsage, stderr, errors.New("--from-discover builds the workload: no -workload with it"))
-		}
-		if b.insecure || b.ca != "" {
-			tc, err := tlsConfig(b.insecure, b.ca)
-			if err != nil {
-				return usageError(fs, &benchUsage, stderr, err)
-			}
-			cfg.TLS = tc
-		}
-		doc, err := bench.Discover(ctx, b.discover, cfg.Header, cfg.TLS)
-		if err != nil {
-			return err
-		}
-		wl, err := bench.WorkloadFromOpenRPC(doc)
-		if err != nil {
-			return err
-		}
-		if b.printWL {
-			fmt.Fprint(stdout, wl.String())
+	if a.mode == nil {
+		if a.fs.NArg() == 1 && a.fs.Arg(0) == "help" { // jetrpc bench [flags] help
+			benchUsage.write(stdout, a.fs)
 			return nil
 		}
-		cfg.Workload = wl
-		if fs.NArg() == 0 {
-			cfg.Target = b.discover
+		a.mode = legacyMode(a.benchFlags)
+	}
+	var refused error
+	a.fs.Visit(func(f *flag.Flag) {
+		if refused == nil && !a.mode.takes(f.Name) {
+			refused = a.refuse(f.Name)
 		}
-	} else if b.printWL {
-		return usageError(fs, &benchUsage, stderr, errors.New("--print-workload prints what --from-discover builds: it needs --from-discover"))
+	})
+	if refused != nil {
+		return a.usageError(stderr, refused)
 	}
-	if b.workload != "" {
-		if b.bodies != "" || setFlag(fs, []string{"method", "params", "notify", "expect-error"}) != "" {
-			return usageError(fs, &benchUsage, stderr, errors.New("-workload holds the calls: no -method, -params, -notify, -expect-error or -bodies with it"))
-		}
-		wl, err := bench.LoadWorkload(b.workload)
-		if err != nil {
-			return err
-		}
-		cfg.Workload = wl
-	}
-	if b.bodies != "" {
-		b, err := readBodies(b.bodies)
-		if err != nil {
-			return err
-		}
-		cfg.Bodies = b
-	}
-	if !b.quiet && !b.asJSON {
-		if f, ok := stderr.(*os.File); ok && bench.IsTerminal(f) {
-			cfg.Progress = stderr
-		}
-	}
-	if len(b.targets) > 0 {
-		return runTargets(ctx, fs, cfg, b, stdout, stderr)
-	}
-	switch {
-	case fs.NArg() == 1:
-		cfg.Target = fs.Arg(0)
-	case cfg.Target != "": // --from-discover's URL
-	default:
-		stop, target, err := inProcessServer()
-		if err != nil {
-			return err
-		}
-		defer stop()
-		cfg.Target = target
-		if cfg.Duration == 0 && cfg.Requests == 0 && len(cfg.Schedule) == 0 {
-			cfg.Duration = 5 * time.Second
-		}
-		if !b.asJSON {
-			fmt.Fprintf(stdout, "No target given: measuring an in-process jetrpc server at %s.\n"+
-				"It shares the CPU with the load generator; for the fairer figure run the server in its own\n"+
-				"process on its own core:  taskset -c 0 jetrpc serve --loops 1 &  taskset -c 1 jetrpc bench http://127.0.0.1:8080/\n\n", target)
-		}
-	}
-	if b.findMax {
-		return runFindMax(ctx, cfg, b, stdout, stderr)
-	}
-
-	if len(b.slo) > 0 {
-		return usageError(fs, &benchUsage, stderr, errors.New("--slo applies to a capacity search: it needs --find-max (for a single run, -threshold)"))
-	}
-	res, err := bench.Run(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	failed := res.CheckThresholds(b.thresholds)
-	if b.asJSON {
-		if res.Server != nil && res.Server.Error != "" { // the table says it itself
-			fmt.Fprintf(stderr, "jetrpc bench: %s; the server's view is missing\n", res.Server.Error)
-		}
-		if err := writeJSON(stdout, res); err != nil {
-			return err
-		}
-	} else {
-		res.WriteTable(stdout)
-	}
-	if b.plot != "" {
-		if err := createWith(b.plot, res.WritePlotSVG); err != nil {
-			return err
-		}
-	}
-	if b.report != "" {
-		if err := createWith(b.report, res.WriteHTML); err != nil {
-			return err
-		}
-	}
-	if len(b.thresholds) > 0 {
-		return failed
-	}
-	return res.Failure()
+	return a.mode.run(ctx, a, stdout, stderr)
 }
 
-// writeResultSchema prints the JSON Schema (draft 2020-12) of
-// bench.Result, derived from the type and its JSON tags by
-// invopop/jsonschema, so that it cannot drift from what -json prints.
-func writeResultSchema(w io.Writer) error {
-	r := &jsonschema.Reflector{DoNotReference: false, AllowAdditionalProperties: false, RequiredFromJSONSchemaTags: true}
-	s := r.Reflect(&bench.Result{})
-	s.Title = "jetrpc bench -json"
-	s.Description = "The result of one jetrpc bench run (latencies in microseconds, durations in nanoseconds)."
-	return writeJSON(w, s)
+// benchModeNamed is the mode named name, or nil.
+func benchModeNamed(name string) *benchMode {
+	for _, m := range benchModes {
+		if m.name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// benchHelp is `jetrpc bench help [mode]`: bench's usage, or a mode's.
+func benchHelp(args []string, stdout, stderr io.Writer) error {
+	fs, _ := newBenchFlags(new(bench.Config))
+	switch {
+	case len(args) == 0:
+		benchUsage.write(stdout, fs)
+		return nil
+	case len(args) == 1 && args[0] == "compare":
+		cfs, _ := newCompareFlags()
+		compareUsage.write(stdout, cfs)
+		return nil
+	case len(args) == 1 && benchModeNamed(args[0]) != nil:
+		benchModeNamed(args[0]).usage.write(stdout, fs)
+		return nil
+	}
+	names := []string{}
+	for _, m := range benchModes {
+		names = append(names, m.name)
+	}
+	return usageError(fs, &benchUsage, stderr, fmt.Errorf("help: no mode %q (%s or compare)", strings.Join(args, " "), strings.Join(names, ", ")))
 }
 
 // writeJSON writes v to w as indented JSON.
@@ -404,80 +301,4 @@ func createWith(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
-}
-
-// tlsConfig is the TLS client config of -insecure and -ca.
-func tlsConfig(insecure bool, ca string) (*tls.Config, error) {
-	if insecure && ca != "" {
-		return nil, errors.New("-insecure and -ca: -insecure verifies nothing, -ca verifies against the file")
-	}
-	tc := &tls.Config{InsecureSkipVerify: insecure} // #nosec G402 -- what -insecure asks for
-	if ca != "" {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
-			return nil, fmt.Errorf("-ca: %w", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("-ca %s: no PEM certificate in the file", ca)
-		}
-	}
-	return tc, nil
-}
-
-// checkAuthFlags refuses -header and -jwt-secret where they cannot be
-// sent: over a raw stream target, and an Authorization header next to
-// the JWT that would replace it.
-func checkAuthFlags(cfg *bench.Config, target string) error {
-	if len(cfg.Header) == 0 && len(cfg.JWTSecret) == 0 {
-		return nil
-	}
-	if strings.HasPrefix(target, "tcp://") || strings.HasPrefix(target, "unix://") {
-		return fmt.Errorf("-header and -jwt-secret need an http:// or ws:// target; %s is a raw stream, which has no headers", target)
-	}
-	if len(cfg.JWTSecret) > 0 && len(cfg.Header.Values("Authorization")) > 0 {
-		return errors.New("-header Authorization and -jwt-secret: the JWT is sent as the Authorization header")
-	}
-	return nil
-}
-
-// checkBenchFlags refuses flag values that bench.Config would take as
-// "the default" (a zero count), and maps an explicit -warmup 0 to none.
-func checkBenchFlags(fs *flag.FlagSet, cfg *bench.Config) error {
-	switch {
-	case cfg.Conns <= 0:
-		return fmt.Errorf("-c %d: at least one connection", cfg.Conns)
-	case cfg.Pipeline <= 0:
-		return fmt.Errorf("-pipeline %d: at least one request in flight", cfg.Pipeline)
-	case cfg.Batch < 0:
-		return fmt.Errorf("-batch %d: a negative batch size", cfg.Batch)
-	case !(cfg.Rate >= 0) || math.IsInf(cfg.Rate, 0):
-		return fmt.Errorf("-rate %v: a finite number of requests/s, 0 or more", cfg.Rate)
-	case !(cfg.Notify >= 0 && cfg.Notify <= 1):
-		return fmt.Errorf("-notify %v: a share between 0 and 1", cfg.Notify)
-	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "warmup" && cfg.Warmup == 0 {
-			cfg.Warmup = -1 // none, where bench.Config's zero means the default
-		}
-	})
-	return nil
-}
-
-// readBodies reads one JSON-RPC message per non-empty line.
-func readBodies(path string) ([][]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-			out = append(out, append([]byte(nil), line...))
-		}
-	}
-	return out, sc.Err()
 }

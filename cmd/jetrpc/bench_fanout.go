@@ -1,10 +1,10 @@
 package main
 
-// NOTE: the fan-out mode of jetrpc bench (--subscribe TOPIC): its flags,
-// which bind bench.FanoutConfig's fields, the checks that refuse the
-// request-mode flags and the values FanoutConfig would take as its
-// defaults, and the run (bench.RunFanout), over the ws:// URLs given or
-// the bundled server in-process.
+// NOTE: jetrpc bench fanout (--subscribe TOPIC without a subcommand),
+// the fan-out of a topic: its flags, which bind bench.FanoutConfig's
+// fields, its usage section, the checks that refuse the values
+// FanoutConfig would take as its defaults, and the run (bench.RunFanout),
+// over the ws:// URLs given or the bundled server in-process.
 
 import (
 	"context"
@@ -21,6 +21,44 @@ import (
 	"github.com/jetrpc/jetrpc/bench"
 )
 
+// fanoutMode is jetrpc bench fanout.
+var fanoutMode = &benchMode{
+	name:      "fanout",
+	title:     "a fan-out run",
+	legacy:    "--subscribe",
+	legacyArg: " TOPIC",
+	usage:     &fanoutUsage,
+	run:       runFanout,
+}
+
+var fanoutUsage = commandUsage{
+	dash: "-",
+	head: `usage: jetrpc bench fanout --subscribe TOPIC [flags] [ws://node/ ...]
+       jetrpc bench --subscribe TOPIC [flags] [ws://node/ ...]
+
+The fan-out of a topic: -subscribers WebSocket connections, spread
+round-robin over the ws:// URLs given (the nodes of one service), each
+subscribe to TOPIC with topic_subscribe; then one publisher sends
+topic_publish at -publish-rate for -d (or -publishes times). It prints
+the deliveries expected, made, lost, duplicated and out of order, and the
+delivery latency percentiles, and exits with status 2 when more than
+-max-lost deliveries were lost, a subscriber failed or dropped, or the
+publisher got an error. With no URL it measures the bundled server
+in-process.
+`,
+	groups: []flagGroup{
+		{"fan-out (ws:// targets)", []string{"subscribe", "subscribers", "publish-rate", "publishes", "publish-url",
+			"payload-size", "drain", "max-lost", "connect-concurrency"}},
+		{"load", []string{"d"}},
+		{"replies", []string{"timeout"}},
+		{"authentication", []string{"header", "jwt-secret"}},
+		{"output", []string{"json", "q"}},
+	},
+	examples: `  jetrpc bench fanout --subscribe news -subscribers 10000 -publish-rate 100 -d 10s ws://127.0.0.1:8080/
+  jetrpc bench fanout --subscribe news -json -max-lost 10 ws://10.0.0.1:8080/ ws://10.0.0.2:8080/  # two nodes
+`,
+}
+
 // newFanoutFlags defines the flags of a fan-out run (--subscribe) on fs.
 func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 	f := &b.fan
@@ -36,17 +74,21 @@ func newFanoutFlags(fs *flag.FlagSet, b *benchFlags) {
 	fs.IntVar(&f.ConnectConcurrency, "connect-concurrency", bench.DefaultConnectConcurrency, "connections dialed at once while connecting the subscribers")
 }
 
-// runFanout is `jetrpc bench --subscribe TOPIC`: a fan-out run over the
-// URLs given, or the bundled server in-process.
-func runFanout(ctx context.Context, fs *flag.FlagSet, cfg *bench.Config, b *benchFlags, stdout, stderr io.Writer) error {
+// runFanout is `jetrpc bench fanout --subscribe TOPIC`: a fan-out run
+// over the URLs given, or the bundled server in-process.
+func runFanout(ctx context.Context, a *benchArgs, stdout, stderr io.Writer) error {
+	fs, cfg, b := a.fs, &a.cfg, a.benchFlags
+	if b.topic == "" {
+		return a.usageError(stderr, errors.New("bench fanout measures a topic: it needs --subscribe TOPIC"))
+	}
 	fc := b.fan
 	fc.Topic, fc.Targets = b.topic, fs.Args()
 	fc.Duration, fc.Timeout, fc.Header, fc.JWTSecret = cfg.Duration, cfg.Timeout, cfg.Header, cfg.JWTSecret
-	if err := checkFanoutFlags(fs, &fc); err != nil {
-		return usageError(fs, &benchUsage, stderr, err)
+	if err := checkFanoutFlags(&fc); err != nil {
+		return a.usageError(stderr, err)
 	}
 	if err := checkAuthFlags(cfg, fs.Arg(0)); err != nil {
-		return usageError(fs, &benchUsage, stderr, err)
+		return a.usageError(stderr, err)
 	}
 	if !b.quiet && !b.asJSON {
 		if f, ok := stderr.(*os.File); ok && bench.IsTerminal(f) {
@@ -85,13 +127,11 @@ func runFanout(ctx context.Context, fs *flag.FlagSet, cfg *bench.Config, b *benc
 	return nil
 }
 
-// checkFanoutFlags refuses the flags that do not apply to a fan-out run,
-// values bench.FanoutConfig would take as "the default", and targets that
-// are not ws:// URLs; an explicit -drain 0 means none.
-func checkFanoutFlags(fs *flag.FlagSet, fc *bench.FanoutConfig) error {
-	if name := setFlag(fs, requestOnlyFlags); name != "" {
-		return fmt.Errorf("-%s does not apply to a fan-out run (--subscribe)", name)
-	}
+// checkFanoutFlags refuses values bench.FanoutConfig would take as "the
+// default", and targets that are not ws:// URLs; an explicit -drain 0
+// means none. (The flags of other modes are refused before, by
+// benchArgs.refuse.)
+func checkFanoutFlags(fc *bench.FanoutConfig) error {
 	switch {
 	case fc.Subscribers <= 0:
 		return fmt.Errorf("-subscribers %d: at least one", fc.Subscribers)

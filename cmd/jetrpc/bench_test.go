@@ -296,7 +296,7 @@ func TestBench_subscribeDrainZero(t *testing.T) {
 			t.Fatal(err)
 		}
 		fc := b.fan
-		if err := checkFanoutFlags(fs, &fc); err != nil || fc.Drain != c.want {
+		if err := checkFanoutFlags(&fc); err != nil || fc.Drain != c.want {
 			t.Errorf("%v: drain %v, err %v; want %v", c.args, fc.Drain, err, c.want)
 		}
 	}
@@ -557,5 +557,102 @@ func TestBench_errorOnePrefix(t *testing.T) {
 		if line != "jetrpc bench: "+err.Error() || strings.Count(line, "jetrpc") != 1 || strings.Count(line, "bench: ") != 1 {
 			t.Errorf("%q: main prints %q", args, line)
 		}
+	}
+}
+
+// TestBench_modes: every mode is reached by its subcommand and, without
+// one, by the flag that picked it before the subcommands (a script's
+// command line runs unchanged); bench help MODE prints that mode's usage.
+func TestBench_modes(t *testing.T) {
+	var got string
+	for _, m := range benchModes {
+		saved := m.run
+		t.Cleanup(func() { m.run = saved })
+		m.run = func(context.Context, *benchArgs, io.Writer, io.Writer) error { got = m.name; return nil }
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-c", "2", "http://127.0.0.1:1/"}, "run"},
+		{[]string{"run", "-c", "2", "http://127.0.0.1:1/"}, "run"},
+		{[]string{"--find-max", "--slo", "p99<1s", "http://127.0.0.1:1/"}, "find-max"},
+		{[]string{"find-max", "--slo", "p99<1s", "http://127.0.0.1:1/"}, "find-max"},
+		{[]string{"find-max", "--find-max", "http://127.0.0.1:1/"}, "find-max"},
+		{[]string{"--target", "a=http://127.0.0.1:1/", "--target", "b=http://127.0.0.1:2/"}, "targets"},
+		{[]string{"targets", "--target", "a=http://127.0.0.1:1/", "--target", "b=http://127.0.0.1:2/"}, "targets"},
+		{[]string{"--subscribe", "news", "-subscribers", "3", "ws://127.0.0.1:1/"}, "fanout"},
+		{[]string{"fanout", "--subscribe", "news", "-subscribers", "3", "ws://127.0.0.1:1/"}, "fanout"},
+	} {
+		got = ""
+		if err := run(context.Background(), append([]string{"bench"}, c.args...), io.Discard, io.Discard); err != nil || got != c.want {
+			t.Errorf("%q: mode %q, err %v; want %q", c.args, got, err, c.want)
+		}
+	}
+}
+
+// TestBench_modeRefusesForeignFlags: a flag of another mode is a usage
+// error that names the mode as the command line chose it, printed once
+// with that mode's usage.
+func TestBench_modeRefusesForeignFlags(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		want  string // the error
+		usage string // the usage printed after it
+	}{
+		{[]string{"run", "-subscribers", "3"}, "-subscribers does not apply to a single run (bench run); it is a flag of bench fanout", "usage: jetrpc bench run "},
+		{[]string{"run", "--slo", "p99<1s"}, "-slo does not apply to a single run (bench run); it is a flag of bench find-max", "usage: jetrpc bench run "},
+		{[]string{"-rounds", "2"}, "-rounds applies to several targets: it needs --target NAME=URL", "usage: jetrpc bench [flags] [target]"},
+		{[]string{"find-max", "-threshold", "p99<1s"}, "-threshold does not apply to a capacity search (bench find-max); it is a flag of bench run", "usage: jetrpc bench find-max "},
+		{[]string{"--find-max", "-n", "10"}, "-n does not apply to a capacity search (--find-max)", "usage: jetrpc bench [flags] [target]"},
+		{[]string{"targets", "-plot", "x.svg"}, "-plot does not apply to several targets (bench targets)", "usage: jetrpc bench targets "},
+		{[]string{"--target", "a=http://127.0.0.1:1/", "-report", "x.html"}, "-report does not apply to several targets (--target); it is a flag of bench run", "usage: jetrpc bench [flags]"},
+		{[]string{"fanout", "--subscribe", "x", "-rate", "10"}, "-rate does not apply to a fan-out run (bench fanout)", "usage: jetrpc bench fanout "},
+		{[]string{"fanout", "ws://127.0.0.1:1/"}, "bench fanout measures a topic: it needs --subscribe TOPIC", "usage: jetrpc bench fanout "},
+	} {
+		var out, errOut syncBuffer
+		err := run(context.Background(), append([]string{"bench"}, c.args...), &out, &errOut)
+		if !errors.As(err, new(errUsage)) || err.Error() != c.want {
+			t.Errorf("%q: err %v, want the usage error %q", c.args, err, c.want)
+			continue
+		}
+		first, rest, _ := strings.Cut(errOut.String(), "\n")
+		if first != "jetrpc bench: "+c.want || !strings.HasPrefix(strings.TrimLeft(rest, "\n"), c.usage) || out.String() != "" {
+			t.Errorf("%q: stdout %q, stderr %q", c.args, out.String(), errOut.String())
+		}
+	}
+}
+
+// TestBench_helpMode: bench help MODE and bench MODE -h print the mode's
+// usage, its flags and no other mode's; an unknown mode is an error.
+func TestBench_helpMode(t *testing.T) {
+	for _, args := range [][]string{{"bench", "help", "find-max"}, {"bench", "find-max", "-h"}} {
+		var out, errOut syncBuffer
+		if err := run(context.Background(), args, &out, &errOut); err != nil || errOut.String() != "" {
+			t.Fatalf("%q: %v %q", args, err, errOut.String())
+		}
+		for _, want := range []string{"usage: jetrpc bench find-max [--slo CONDITION]... [flags] [target]\n", "\ncapacity search:\n  -find-max\n", "  -slo CONDITION\n", "examples:\n  jetrpc bench find-max --slo"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%q: lacks %q:\n%s", args, want, out.String())
+			}
+		}
+		for _, not := range []string{"\n  -subscribers ", "\n  -threshold ", "\n  -rounds ", "\n  -schedule "} {
+			if strings.Contains(out.String(), not) {
+				t.Errorf("%q: lists %q, not a flag of find-max:\n%s", args, not, out.String())
+			}
+		}
+	}
+	var out syncBuffer
+	if err := run(context.Background(), []string{"bench", "help", "compare"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "usage: jetrpc bench compare [-json] A.json B.json") {
+		t.Errorf("help compare: %v\n%s", err, out.String())
+	}
+	out = syncBuffer{}
+	if err := run(context.Background(), []string{"bench", "-h"}, &out, io.Discard); err != nil ||
+		!strings.Contains(out.String(), "\nmodes:\n  run ") || !strings.Contains(out.String(), "\n  find-max  a capacity search") {
+		t.Errorf("bench -h does not list the modes: %v\n%s", err, out.String())
+	}
+	var errOut syncBuffer
+	if err := run(context.Background(), []string{"bench", "help", "bogus"}, io.Discard, &errOut); !errors.As(err, new(errUsage)) || !strings.Contains(err.Error(), `no mode "bogus"`) {
+		t.Errorf("help bogus: %v %s", err, errOut.String())
 	}
 }

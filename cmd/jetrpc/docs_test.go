@@ -419,16 +419,34 @@ func checkCommand(sub string, args []string) error {
 			}
 			return nil
 		}
+		var mode *benchMode
+		if len(args) > 0 {
+			if mode = benchModeNamed(args[0]); mode != nil {
+				args = args[1:]
+			}
+		}
 		var cfg bench.Config
 		fs, b := newBenchFlags(&cfg)
 		if err := parse(fs); err != nil {
 			return err
 		}
+		if mode == nil {
+			mode = legacyMode(b)
+		}
+		var refused error
+		fs.Visit(func(f *flag.Flag) {
+			if refused == nil && !mode.takes(f.Name) {
+				refused = fmt.Errorf("-%s: not a flag of bench %s", f.Name, mode.name)
+			}
+		})
+		if refused != nil {
+			return refused
+		}
 		if err := checkBenchFlags(fs, &cfg); err != nil {
 			return err
 		}
 		switch {
-		case b.topic != "":
+		case mode == fanoutMode:
 		case len(b.targets) > 0 && fs.NArg() > 0:
 			return fmt.Errorf("--target names the targets, and %q is given too", fs.Args())
 		case fs.NArg() > 1:

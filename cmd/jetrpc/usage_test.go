@@ -57,3 +57,32 @@ func TestUsage_benchAuth(t *testing.T) {
 		t.Errorf("jetrpc usage does not mention -header and -jwt-secret:\n%s", usage)
 	}
 }
+
+// TestUsage_benchModes: each mode's usage lists flags of bench, each once;
+// every flag is taken by some mode (the legacy form reaches each flag).
+func TestUsage_benchModes(t *testing.T) {
+	fs, _ := newBenchFlags(new(bench.Config))
+	taken := map[string]bool{}
+	for _, m := range benchModes {
+		seen := map[string]int{}
+		for _, g := range m.usage.groups {
+			for _, name := range g.names {
+				if fs.Lookup(name) == nil {
+					t.Errorf("bench %s: the usage lists %q, which is not a flag", m.name, name)
+				}
+				seen[name]++
+				taken[name] = true
+			}
+		}
+		for name, n := range seen {
+			if n != 1 {
+				t.Errorf("bench %s: %q listed %d times", m.name, name, n)
+			}
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !taken[f.Name] {
+			t.Errorf("flag %q is taken by no mode", f.Name)
+		}
+	})
+}
