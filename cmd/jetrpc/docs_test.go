@@ -419,6 +419,9 @@ func checkCommand(sub string, args []string) error {
 			}
 			return nil
 		}
+		if len(args) > 0 && args[0] == "help" {
+			return benchHelp(args[1:], io.Discard, io.Discard)
+		}
 		var mode *benchMode
 		if len(args) > 0 {
 			if mode = benchModeNamed(args[0]); mode != nil {

@@ -24,7 +24,8 @@ commands:
   bench   load-test a JSON-RPC server, or the bundled one in-process; with
           -header or -jwt-secret, one that wants authentication; with
           --subscribe TOPIC, the fan-out of a topic to many WebSocket
-          subscribers, over one node or several
+          subscribers, over one node or several; modes: jetrpc bench
+          run|find-max|targets|fanout|compare (jetrpc bench help MODE)
   openrpc print the bundled server's OpenRPC document (what rpc.discover answers)
   help    print this text, or a command's: jetrpc help serve
 
