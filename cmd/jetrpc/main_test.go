@@ -550,3 +550,23 @@ func TestErrorLine_onePrefix(t *testing.T) {
 		}
 	}
 }
+
+// A failing jetrpc serve prints one prefix, its command's: its errors
+// carry none of their own (they read "serve: ..." inside "jetrpc: ").
+func TestServe_errorOnePrefix(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--api-keys", "/nonexistent/keys"},
+		{"serve", "--metrics", "bogus:addr:x"},
+		{"serve", "--max-conns", "-1"},
+	} {
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if err == nil {
+			t.Errorf("%q: no error", args)
+			continue
+		}
+		line := errorLine(err)
+		if !strings.HasPrefix(line, "jetrpc serve: ") || strings.Count(line, "serve:") != 1 {
+			t.Errorf("%q: %q, want one prefix \"jetrpc serve: \"", args, line)
+		}
+	}
+}

@@ -158,6 +158,17 @@ func listenAddr(v string, unixPath bool) (string, error) {
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := serveCommand(ctx, args, stdout, stderr)
+	if err == nil || errors.As(err, new(errUsage)) {
+		return err
+	}
+	return commandErr{"serve", err}
+}
+
+// serveCommand is serve before its errors are marked as serve's: they
+// say what went wrong without a prefix, and main prints them after
+// "jetrpc serve: ".
+func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, c := newServeFlags()
 	help, err := parseFlags(fs, &serveUsage, args, stdout, stderr)
 	if help || err != nil {
@@ -172,7 +183,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Errorf("unexpected argument %q (an address goes after --listen)", fs.Arg(0)))
 	}
 	if err := c.check(fs); err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	setResp := false
 	fs.Visit(func(f *flag.Flag) { setResp = setResp || f.Name == "max-response" })
@@ -181,10 +192,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	metricsAddr, metricsPath, err := metricsFlag(c.metrics)
 	if err != nil {
-		return fmt.Errorf("serve: --metrics: %w", err)
+		return fmt.Errorf("--metrics: %w", err)
 	}
 	if err := c.access(); err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	if len(c.engine.Addrs) == 0 {
 		c.engine.Addrs = []string{engine.DefaultAddr}
@@ -216,11 +227,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var e *engine.Engine
 	topics, brokerUp, closeBroker, err := topicsOf(c.broker, logger)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	defer closeBroker()
 	if err := registerServed(tab, func() int { return e.Conns() }, topics, c.discover, c.filterDiscover()); err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	reg := prometheus.NewRegistry()
 	if metricsPath != "" {
@@ -241,7 +252,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// Listening before the engine starts, so that a taken port fails
 		// before serving.
 		if metricsSrv, err = startMetricsServer(metricsAddr, reg, logger); err != nil {
-			return fmt.Errorf("serve: --metrics: %w", err)
+			return fmt.Errorf("--metrics: %w", err)
 		}
 		defer metricsSrv.stop()
 	}
