@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/pool/clock"
 )
 
 // maxInterceptors is the most interceptors a table takes (Use).
@@ -380,15 +381,14 @@ func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *par
 	} else {
 		// The method's context carries its deadline: a timed segment's or
 		// a deferred call's (set by its caller, who answers at that time),
-		// else now plus m's timeout, now read from the coarse clock of the
-		// rate limits (coarseNow: behind the time by a clockTick, 10 ms, at
-		// most, so such a deadline may come up to 10 ms early), as the
-		// system clock costs more than the rest of the call's checks
-		// together.
+		// else now plus m's timeout, now read from the coarse clock
+		// (clock.Coarse: behind the time by 10 ms at most, so such a
+		// deadline may come up to 10 ms early), as the system clock costs
+		// more than the rest of the call's checks together.
 		d := &st.dl
 		dl := st.deadline
 		if dl == 0 {
-			dl = coarseNow() + limitMono + int64(m.timeout)
+			dl = clock.Coarse() + int64(m.timeout)
 		}
 		d.start(ctx, dl)
 		before := len(dst)

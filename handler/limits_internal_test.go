@@ -154,31 +154,6 @@ func TestDeadline_givenUpCallDoesNotRun(t *testing.T) {
 	}
 }
 
-// TestCoarseClock_restartsAfterALostStop: the coarse clock's goroutine
-// starts again when a read raced its stop (the state left at clockUsed
-// alone).
-//
-// It never started again: every read took the slow path (found in a review).
-func TestCoarseClock_restartsAfterALostStop(t *testing.T) {
-	// Wait for the clock's goroutine to stop (1 s without readers).
-	deadline := time.Now().Add(10 * time.Second)
-	for coarse.state.Load() != 0 {
-		if time.Now().After(deadline) {
-			t.Skip("the coarse clock keeps running (something reads it)")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	coarse.state.Store(clockUsed) // what the lost race leaves
-	t.Cleanup(func() { coarse.state.CompareAndSwap(clockUsed, 0) })
-	for range 10 {
-		coarseNow()
-	}
-	time.Sleep(5 * clockTick)
-	if coarse.state.Load()&clockRunning == 0 {
-		t.Errorf("coarse clock state %b after reads: no goroutine runs it, and none will ever start", coarse.state.Load())
-	}
-}
-
 // TestSubscription_timedOutSubscribeEnds: a subscribe given a Timeout
 // whose start ends past it is answered -32002 and its subscription ends;
 // the table's CallTimeout does not apply to subscribe.

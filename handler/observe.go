@@ -126,18 +126,15 @@ func (o *observer) begin(st *state, later *Pending) int64 {
 
 // now reads the clock for a message observed with st: the precise clock
 // when the message's duration is counted (metrics) or written (the next
-// record the access log samples), else the coarse clock of the rate
-// limits — a load, not a clock reading — whose 10 ms steps are fine
-// enough to tell the slow messages.
+// record the access log samples), else the coarse clock (clock.Coarse)
+// — a load, not a clock reading — whose 10 ms steps are fine enough to
+// tell the slow messages.
 func (o *observer) now(st *state) int64 {
 	if o.metrics == nil && st.logSkip > 0 {
-		return coarseMono()
+		return clock.Coarse()
 	}
 	return nanotime()
 }
-
-// coarseMono is coarseNow as a reading of package clock.
-func coarseMono() int64 { return coarseNow() + limitMono }
 
 // chained reports whether a message observed with st may start when
 // the message before it in its burst ended (Pending.clock): always with

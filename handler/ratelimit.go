@@ -11,14 +11,16 @@ package handler
 // in the table when the cache does not hold it.
 //
 // This file holds the options, the limiter and allow. Beside it: the
-// identity table (ratelimit_identity.go), and the bucket with the clock
-// it reads (ratelimit_bucket.go).
+// identity table (ratelimit_identity.go), and the bucket
+// (ratelimit_bucket.go). The time is package clock's.
 
 import (
 	"context"
 	"hash/maphash"
 	"math"
 	"sync/atomic"
+
+	"github.com/jetrpc/jetrpc/pool/clock"
 )
 
 // DefaultMaxIdentities is the most client identities a table's rate
@@ -158,7 +160,7 @@ type limiter struct {
 	seed     maphash.Seed       // immutable; chooses an identity's shard
 	shards   []shard            // immutable; a power of two of them
 	perShard int                // immutable; the most identities a shard holds
-	testNow  func() int64       // tests only, set before use: the clock; nil: the coarse clock
+	testNow  func() int64       // tests only, set before use: the clock; nil: package clock's
 	byQuota  bool               // immutable; a connection's call may go by the identity its Quota cached (allowFast): identities only, no custom Identity
 
 	refused, dropped atomic.Uint64 // calls refused, notifications dropped
@@ -234,7 +236,7 @@ func (l *limiter) allow(ctx context.Context, cost int, notification bool) bool {
 	if c, ok := ctx.(*CallContext); ok && l.byQuota && l.testNow == nil {
 		m := &c.Meta
 		if q := m.Quota; q != nil && q.lim == l && m.Proxies == nil {
-			if id := q.id.Load(); id != nil && id.serves(m.Principal) && id.take(coarseNow(), l.id.spend(cost), l.id.depth) == takeOK {
+			if id := q.id.Load(); id != nil && id.serves(m.Principal) && id.take(clock.Coarse(), l.id.spend(cost), l.id.depth) == takeOK {
 				return true
 			}
 		}
@@ -267,7 +269,7 @@ func (l *limiter) allowSlow(ctx context.Context, cost int, notification bool) bo
 	}
 	var clk limitTime
 	if l.testNow == nil {
-		clk.now = coarseNow()
+		clk.now = clock.Coarse()
 	} else {
 		clk = l.preciseClock()
 	}

@@ -9,6 +9,21 @@
 // and Time turns a reading into a time.Time for APIs that want one (a
 // context's deadline). A reading costs one vDSO call and no allocation;
 // time.Now costs about twice as much (it reads the wall clock too).
+// Readings are positive: the runtime's clock counts from the system's
+// boot, so that a zero reading is older than any other.
+//
+// Coarse is a reading of Now that lags behind by at most about 10 ms,
+// for the hot paths that read the time for every call but need it only
+// roughly: a call's deadline (handler.Timeout), its rate limits
+// (handler/ratelimit), the slow-call log. It costs an atomic load, not a
+// clock reading, and allocates nothing; a goroutine advances it every
+// 10 ms while it is read, and stops a second after the last read (the
+// next read starts it again). Its readings are on Now's scale: a
+// deadline may be set from Coarse and compared with Now, and
+// Since(Coarse()) is the time since the last tick, at most about 10 ms.
+// A coarse deadline comes at most 10 ms early; a token bucket read with
+// it refuses at most as if 10 ms had not passed (handler/ratelimit reads
+// Now before refusing).
 //
 // # Concurrency
 //

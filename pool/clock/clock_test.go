@@ -47,9 +47,30 @@ func TestNow_allocatesNothing(t *testing.T) {
 	}
 }
 
+func TestNow_positive(t *testing.T) {
+	if now := clock.Now(); now <= 0 {
+		t.Errorf("Now = %d; want a positive reading (a new token bucket, at 0, must be full)", now)
+	}
+}
+
+func TestCoarse_allocatesNothing(t *testing.T) {
+	clock.Coarse() // starts the clock
+	if n := testing.AllocsPerRun(100, func() { _ = clock.Coarse() }); n != 0 {
+		t.Errorf("Coarse allocates %v times", n)
+	}
+}
+
 func ExampleNow() {
 	start := clock.Now()
 	deadline := start + int64(30*time.Second) // a call's deadline, as the engine keeps it
 	fmt.Println(clock.Now() < deadline, clock.Time(deadline).After(time.Now()))
+	// Output: true true
+}
+
+// Coarse is for a deadline read per call: a load, not a clock reading,
+// on Now's scale.
+func ExampleCoarse() {
+	deadline := clock.Coarse() + int64(30*time.Second) // up to 10 ms early
+	fmt.Println(clock.Now() < deadline, clock.Since(clock.Coarse()) < time.Second)
 	// Output: true true
 }
