@@ -21,11 +21,12 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 )
 
 func TestFindMax_convergesOnAKnownCapacity(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
-	tab := handler.NewTable(handler.WithLogger(quiet), handler.WithRateLimit(handler.RateLimit{Rate: 2000, Burst: 40}))
+	tab := handler.NewTable(handler.WithLogger(quiet), handler.WithRateLimit(ratelimit.Limits{Rate: 2000, Burst: 40}))
 	demo.Register(tab)
 	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet))
 	if err := e.Start(); err != nil {

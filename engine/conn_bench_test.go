@@ -14,6 +14,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/handler/textlog"
 )
 
@@ -159,7 +160,7 @@ func BenchmarkConn_production(b *testing.B) {
 	features := map[string]feature{
 		"auth":    {engine: []Option{WithAuthorize(keys.Authorize)}},
 		"cors":    {engine: []Option{WithCORS("https://app.example.com")}},
-		"rate":    {table: []handler.Option{handler.WithRateLimit(handler.RateLimit{Rate: 1e6, Burst: 1e6})}},
+		"rate":    {table: []handler.Option{handler.WithRateLimit(ratelimit.Limits{Rate: 1e6, Burst: 1e6})}},
 		"metrics": {table: []handler.Option{handler.WithMetrics(true)}},
 		"log":     {table: []handler.Option{handler.WithAccessLog(handler.AccessLog{Logger: logger, Sample: 0.01, Slow: time.Second})}},
 		"timeout": {table: []handler.Option{handler.WithCallTimeout(30 * time.Second)}},

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 )
 
 // fairTransports are the transports every test runs over.
@@ -40,7 +41,7 @@ type fairClient struct {
 // and dials it over transport.
 func countServer(t *testing.T, transport string) (c *fairClient, ran *atomic.Int32) {
 	t.Helper()
-	tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithRateLimit(handler.RateLimit{Rate: 0.001, Burst: 10}))
+	tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithRateLimit(ratelimit.Limits{Rate: 0.001, Burst: 10}))
 	ran = new(atomic.Int32)
 	handler.Register(tab, "count", func(_ context.Context, p [1]int) (int, error) { ran.Add(1); return p[0], nil }, handler.Inline())
 	_, tcp, _ := startEngine(t, tab)
@@ -342,7 +343,7 @@ func TestFairUse_rateLimitNotificationsSpend(t *testing.T) {
 func TestFairUse_rateLimitPerConnection(t *testing.T) {
 	for _, tr := range fairTransports {
 		t.Run(tr, func(t *testing.T) {
-			tab, _ := fairTable(t, nil, handler.WithRateLimit(handler.RateLimit{ConnRate: 0.001, ConnBurst: 3}))
+			tab, _ := fairTable(t, nil, handler.WithRateLimit(ratelimit.Limits{ConnRate: 0.001, ConnBurst: 3}))
 			_, tcp, _ := startEngine(t, tab)
 			a, b := dialFair(t, tr, tcp), dialFair(t, tr, tcp)
 			for k, c := range []*fairClient{a, b} {
@@ -370,7 +371,7 @@ func TestFairUse_rateLimitPerConnection(t *testing.T) {
 func TestFairUse_rateLimitPerIdentity(t *testing.T) {
 	for _, tr := range fairTransports {
 		t.Run(tr, func(t *testing.T) {
-			tab, _ := fairTable(t, nil, handler.WithRateLimit(handler.RateLimit{Rate: 0.001, Burst: 10}))
+			tab, _ := fairTable(t, nil, handler.WithRateLimit(ratelimit.Limits{Rate: 0.001, Burst: 10}))
 			_, tcp, _ := startEngine(t, tab)
 			a, b := dialFair(t, tr, tcp), dialFair(t, tr, tcp)
 			for i := range 10 {
@@ -397,7 +398,7 @@ func TestFairUse_rateLimitPerIdentity(t *testing.T) {
 func TestFairUse_costSpendsItsUnits(t *testing.T) {
 	for _, tr := range fairTransports {
 		t.Run(tr, func(t *testing.T) {
-			tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithRateLimit(handler.RateLimit{Rate: 0.001, Burst: 10}))
+			tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithRateLimit(ratelimit.Limits{Rate: 0.001, Burst: 10}))
 			handler.Register(tab, "dear", func(_ context.Context, p [1]int) (int, error) { return p[0], nil }, handler.Inline(), handler.Cost(4))
 			handler.Register(tab, "cheap", func(_ context.Context, p [1]int) (int, error) { return p[0], nil }, handler.Inline())
 			_, tcp, _ := startEngine(t, tab)

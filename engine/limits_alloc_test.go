@@ -11,6 +11,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/httprules"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -26,7 +27,7 @@ func TestConn_zeroAllocsWithLimits(t *testing.T) {
 	elements := pool.NewWorkers(2, 16)
 	defer elements.Close()
 	tab := handler.NewTable(handler.WithWorkers(elements), handler.WithCallTimeout(30*time.Second),
-		handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9, ConnRate: 1e9, ConnBurst: 1e9}))
+		handler.WithRateLimit(ratelimit.Limits{Rate: 1e9, Burst: 1e9, ConnRate: 1e9, ConnBurst: 1e9}))
 	demo.Register(tab)
 	add := func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }
 	handler.Register(tab, "costly_add", add, handler.Inline(), handler.Cost(5), handler.MaxConcurrent(4))
@@ -56,7 +57,7 @@ func TestConn_zeroAllocsBehindTrustedProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	forwarded, other := handler.Raw(`"forwarded"`), handler.Raw(`"other"`)
-	tab := handler.NewTable(handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9}))
+	tab := handler.NewTable(handler.WithRateLimit(ratelimit.Limits{Rate: 1e9, Burst: 1e9}))
 	handler.RegisterNoParams(tab, "client", func(ctx context.Context) (handler.Raw, error) {
 		if ip := handler.MetaFrom(ctx).ClientIP(); ip == netip.MustParseAddr("198.51.100.7") {
 			return forwarded, nil

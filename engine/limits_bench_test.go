@@ -10,6 +10,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/httprules"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 )
 
 // BenchmarkConn_limits measures what the fair-use limits cost per
@@ -35,10 +36,10 @@ func BenchmarkConn_limits(b *testing.B) {
 		}{
 			{"off", nil},
 			{"timeout", []handler.Option{handler.WithCallTimeout(30 * time.Second)}},
-			{"rate", []handler.Option{handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9})}},
-			{"on", []handler.Option{handler.WithCallTimeout(30 * time.Second), handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9})}},
+			{"rate", []handler.Option{handler.WithRateLimit(ratelimit.Limits{Rate: 1e9, Burst: 1e9})}},
+			{"on", []handler.Option{handler.WithCallTimeout(30 * time.Second), handler.WithRateLimit(ratelimit.Limits{Rate: 1e9, Burst: 1e9})}},
 			{"on+conn", []handler.Option{handler.WithCallTimeout(30 * time.Second),
-				handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9, ConnRate: 1e9, ConnBurst: 1e9})}},
+				handler.WithRateLimit(ratelimit.Limits{Rate: 1e9, Burst: 1e9, ConnRate: 1e9, ConnBurst: 1e9})}},
 			{"metrics", []handler.Option{handler.WithMetrics(true)}},
 			{"metrics+log", []handler.Option{handler.WithMetrics(true), handler.WithAccessLog(handler.AccessLog{Logger: slog.New(slog.DiscardHandler), Slow: time.Hour})}},
 		} {
@@ -66,7 +67,7 @@ func BenchmarkConn_trustedProxy(b *testing.B) {
 		proxies httprules.Proxies
 	}{{"off", nil}, {"on", trusted}} {
 		b.Run(c.name, func(b *testing.B) {
-			tab := handler.NewTable(handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9}))
+			tab := handler.NewTable(handler.WithRateLimit(ratelimit.Limits{Rate: 1e9, Burst: 1e9}))
 			demo.Register(tab)
 			benchAdd42(b, tab, req, 1, WithTrustedProxies(c.proxies))
 		})

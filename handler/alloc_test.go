@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -299,7 +300,7 @@ func TestLimits_zeroAllocs(t *testing.T) {
 	w := pool.NewWorkers(2, 16)
 	t.Cleanup(w.Close)
 	tab := handler.NewTable(handler.WithWorkers(w), handler.WithCallTimeout(time.Minute), handler.WithMaxResponseSize(1<<20, 1<<20),
-		handler.WithRateLimit(handler.RateLimit{Rate: 1e9, Burst: 1e9}))
+		handler.WithRateLimit(ratelimit.Limits{Rate: 1e9, Burst: 1e9}))
 	add := func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }
 	handler.Register(tab, "add", add, handler.Inline(), handler.MaxConcurrent(8), handler.Cost(2))
 	handler.Register(tab, "slowadd", add)

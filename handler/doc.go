@@ -163,12 +163,14 @@
 //     it runs on a worker of the table's pool while its caller waits for
 //     it or its deadline. An inline method is never cut short: it must
 //     not block anyway.
-//   - Rate limits (WithRateLimit, Cost per method): token buckets in cost
-//     units, one per client identity (the principal an Authorizer named,
-//     else the remote IP address) and one per connection (a transport's
-//     Quota); a call past them is answered parser.CodeLimitExceeded at once,
-//     never queued, and a notification is dropped and counted
-//     (Table.RateLimited). A batch of n elements spends n calls' costs.
+//   - Rate limits (WithRateLimit with ratelimit.Limits, Cost per method):
+//     token buckets in cost units (package handler/ratelimit), one per
+//     client identity (the principal an Authorizer named, else the remote
+//     IP address) and one per connection (Meta.Quota, from
+//     Table.NewQuota); a call past them is answered
+//     parser.CodeLimitExceeded at once, never queued, and a notification
+//     is dropped; both are counted (Table.LimitRefusals). A batch of n
+//     elements spends n calls' costs.
 //   - Concurrency per method (MaxConcurrent): calls beyond the bound are
 //     answered parser.CodeServerBusy at once.
 //   - Subscriptions (WithMaxSubscriptions): per connection and per table,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 )
 
 // A blocking method past its timeout is answered -32002 at once, beside
@@ -27,14 +28,14 @@ func ExampleTimeout() {
 // Rate limits count cost units: every element of a batch spends its
 // method's cost, and the calls past the bucket are answered -32005.
 func ExampleWithRateLimit() {
-	tab := handler.NewTable(handler.WithRateLimit(handler.RateLimit{Rate: 1, Burst: 3}))
+	tab := handler.NewTable(handler.WithRateLimit(ratelimit.Limits{Rate: 1, Burst: 3}))
 	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
 	handler.Register(tab, "report", func(_ context.Context, _ [0]int) (string, error) { return "done", nil },
 		handler.Inline(), handler.Cost(2))
 	fmt.Println(string(tab.Dispatch(context.Background(), nil, []byte(
 		`[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"report","id":2},{"jsonrpc":"2.0","method":"add","params":[3,4],"id":3}]`))))
-	refused, dropped := tab.RateLimited()
-	fmt.Println("refused", refused, "dropped", dropped)
+	r := tab.LimitRefusals()
+	fmt.Println("refused", r.Rate, "dropped", r.RateDropped)
 	// Output:
 	// [{"jsonrpc":"2.0","result":3,"id":1},{"jsonrpc":"2.0","result":"done","id":2},{"jsonrpc":"2.0","error":{"code":-32005,"message":"Limit exceeded: rate limit"},"id":3}]
 	// refused 1 dropped 0

@@ -351,7 +351,7 @@ func (t *Table) invoke(ctx context.Context, st *state, dst []byte, r *parser.Req
 }
 
 // invokeSlow is invoke for faults and for methods whose calls pass
-// checks first: the rate limits (RateLimit, Cost), permissions
+// checks first: the rate limits (Options.RateLimit, Cost), permissions
 // (Require), the method's concurrency (MaxConcurrent), and a timeout,
 // whose deadline the method's context carries.
 func (t *Table) invokeSlow(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
@@ -364,7 +364,7 @@ func (t *Table) invokeSlow(ctx context.Context, st *state, dst []byte, r *parser
 // invokeChecked runs the method m of the valid request r once its call
 // has passed the checks, or answers the refusal.
 func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
-	if !t.allow(ctx, m.cost, r.Notification) {
+	if t.limiter != nil && !t.allow(ctx, callMeta(ctx), m.cost, r.Notification) {
 		return refuse(st, dst, r, parser.CodeLimitExceeded, "Limit exceeded", "rate limit") // a notification is dropped, and counted by the limiter
 	}
 	if m.require != nil && !GrantsFrom(ctx).HasAll(m.require...) {

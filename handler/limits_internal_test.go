@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -320,7 +321,7 @@ func TestDeadline_abandonedStatesUnderChurn(t *testing.T) {
 // panics, calls answered -32002, busy refusals and rate-limited calls,
 // in batches and single calls, the MaxConcurrent counter returns to 0.
 func TestMaxConcurrent_neverLeaks(t *testing.T) {
-	tab := NewTable(WithLogger(rvLogger()), WithRateLimit(RateLimit{Rate: 1e6, Burst: 50}))
+	tab := NewTable(WithLogger(rvLogger()), WithRateLimit(ratelimit.Limits{Rate: 1e6, Burst: 50}))
 	tab.Use(func(ctx context.Context, c *Call) error {
 		if p := string(c.Params()); p == "[2]" {
 			return ErrForbidden // refused before Next

@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/jetrpc/jetrpc/handler/httprules"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/parser/http1"
 )
 
@@ -78,7 +79,7 @@ type Meta struct {
 	// Principal names the authenticated caller: the Authorizer sets it
 	// (handler/auth: an API key's name, a JWT's sub claim), and the
 	// transport clears it before calling the Authorizer; "" when there is
-	// none. The rate limits count calls by it (RateLimit). It is a string
+	// none. The rate limits count calls by it (Options.RateLimit). It is a string
 	// of its own, not a view of the request (CopyTo does not move it).
 	Principal string
 	// AuthorizedUntil is set by an Authorizer whose answer — the grants
@@ -101,8 +102,9 @@ type Meta struct {
 	// Quota is the connection's rate-limit state (Table.NewQuota), kept
 	// by the transport for the connection's life; nil when the table has
 	// no rate limit or the transport keeps none (then calls have no
-	// per-connection limit).
-	Quota *Quota
+	// per-connection limit). A Meta copied to a worker carries the same
+	// Quota.
+	Quota *ratelimit.Quota
 
 	head           []byte        // the HTTP request head (engine); nil otherwise
 	method, target string        // views of head, or of req

@@ -368,7 +368,7 @@ func (t *Table) Metrics(fn func(*stats.Method)) (stats.Batch, bool) {
 // Options.Metrics is set; the others only with it. Safe from any goroutine.
 func (t *Table) LimitRefusals() stats.Refusals {
 	var r stats.Refusals
-	r.Rate, r.RateDropped = t.RateLimited()
+	r.Rate, r.RateDropped = t.limiter.Refusals()
 	_, r.Subscriptions = t.subscriptionCounts()
 	if o := t.obs; o != nil && o.metrics != nil {
 		n := &o.metrics.refusals

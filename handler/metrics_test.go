@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
@@ -772,8 +773,7 @@ func TestMetrics_responseTooLarge(t *testing.T) {
 // dropped notifications too (the code their reply would have had); the
 // limiter counts refusals and drops apart.
 func TestMetrics_rateLimit(t *testing.T) {
-	tab := mxTable(WithRateLimit(RateLimit{Rate: 1, Burst: 1}))
-	tab.limiter.testNow = func() int64 { return int64(time.Hour) } // time stands still: no refill
+	tab := mxTable(WithRateLimit(ratelimit.Limits{Rate: 1e-9, Burst: 1})) // no refill for 30 years
 	mxDo(t, tab, mxReq(1, "ok", ""), 0)
 	for i := range 3 {
 		mxDo(t, tab, mxReq(i, "ok", ""), -32005)
@@ -997,8 +997,7 @@ func TestMetrics_disabled(t *testing.T) {
 		{WithMetrics(false)},
 		{WithAccessLog(AccessLog{Logger: mxQuiet(), Sample: 1})},
 	} {
-		tab := NewTable(append(opts, WithRateLimit(RateLimit{Rate: 1, Burst: 1}), WithMaxBatch(1))...)
-		tab.limiter.testNow = func() int64 { return int64(time.Hour) }
+		tab := NewTable(append(opts, WithRateLimit(ratelimit.Limits{Rate: 1e-9, Burst: 1}), WithMaxBatch(1))...)
 		RegisterNoParams(tab, "ok", func(context.Context) (int, error) { return 1, nil }, Inline(), MaxConcurrent(1))
 		mxDo(t, tab, mxReq(1, "ok", ""), 0)
 		mxDo(t, tab, mxReq(1, "ok", ""), -32005)

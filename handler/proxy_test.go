@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/jetrpc/jetrpc/handler/httprules"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 )
 
 // pxMeta returns the metadata of a request from remote with the header
@@ -77,7 +78,7 @@ func TestMeta_clientIP(t *testing.T) {
 // untrusted proxy as its own.
 func TestRateLimit_clientsBehindTrustedProxy(t *testing.T) {
 	proxies, _ := httprules.ParseProxies("127.0.0.1")
-	tab := NewTable(WithLogger(rvLogger()), WithRateLimit(RateLimit{Rate: 1e-9, Burst: 1}))
+	tab := NewTable(WithLogger(rvLogger()), WithRateLimit(ratelimit.Limits{Rate: 1e-9, Burst: 1}))
 	RegisterNoParams(tab, "ping", func(context.Context) (int, error) { return 1, nil }, Inline())
 	q := tab.NewQuota() // one upstream connection carries every client
 	call := func(remote, client string) string {

@@ -71,7 +71,7 @@ func Require(perms ...string) MethodOption {
 }
 
 // Cost sets what one call of the method spends from the rate limits'
-// token buckets (RateLimit), in cost units; the default is 1. A batch
+// token buckets (Options.RateLimit), in cost units; the default is 1. A batch
 // spends the costs of its elements, each alone. Costs below 1 count 1.
 func Cost(n int) MethodOption { return func(c *methodConfig) { c.cost = max(n, 1) } }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -73,8 +74,15 @@ type Options struct {
 	// DefaultMaxBatchResponseSize; negative means no limit.
 	MaxBatchResponseSize int
 	// RateLimit limits the calls of each client and each connection, in
-	// cost units (see RateLimit and Cost). The zero value limits nothing.
-	RateLimit RateLimit
+	// cost units (see package handler/ratelimit and Cost): every call and
+	// every notification — each element of a batch alone — spends its
+	// method's cost. A call past the limits is refused at once, never
+	// queued: a request is answered parser.CodeLimitExceeded (-32005), a
+	// notification is dropped; both are counted (LimitRefusals). A
+	// client's identity is the limits' Identity name, else
+	// Meta.Principal, else Meta.ClientIP; a connection's bucket is its
+	// Meta.Quota (NewQuota). The zero value limits nothing.
+	RateLimit ratelimit.Limits
 	// MaxSubscriptionsPerConn bounds the live subscriptions of one
 	// connection, all namespaces together; a subscribe call past it is
 	// answered parser.CodeTooManySubscriptions. 0 means
@@ -133,7 +141,7 @@ func WithMaxResponseSize(single, batch int) Option {
 }
 
 // WithRateLimit sets Options.RateLimit.
-func WithRateLimit(r RateLimit) Option { return func(o *Options) { o.RateLimit = r } }
+func WithRateLimit(r ratelimit.Limits) Option { return func(o *Options) { o.RateLimit = r } }
 
 // WithMaxSubscriptions sets Options.MaxSubscriptionsPerConn and
 // Options.MaxSubscriptions.
@@ -156,7 +164,7 @@ type Table struct {
 	subs    map[string]*subscriptions // by namespace; guarded by mu
 	chain   []Interceptor             // Use; guarded by mu until sealed, then immutable
 	timing  atomic.Bool               // an interceptor asked a Duration: calls are timed
-	limiter *limiter                  // the rate limits (Options.RateLimit); nil when none; immutable after NewTable
+	limiter *ratelimit.Limiter        // the rate limits (Options.RateLimit); nil when none; immutable after NewTable
 	obs     *observer                 // metrics and the access log; nil when neither is on; immutable after NewTable
 	log     *accessLog                // obs's access log, or nil; immutable after NewTable
 }
@@ -194,7 +202,7 @@ func NewTable(opts ...Option) *Table {
 	limit(&t.opts.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
 	limit(&t.opts.MaxSubscriptionsPerConn, DefaultMaxSubscriptionsPerConn)
 	limit(&t.opts.MaxSubscriptions, DefaultMaxSubscriptions)
-	t.limiter = newLimiter(t.opts.RateLimit)
+	t.limiter = ratelimit.New(t.opts.RateLimit)
 	t.obs = newObserver(&t.opts)
 	if t.obs != nil {
 		t.log = t.obs.log

@@ -20,6 +20,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine/metrics"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
@@ -294,8 +295,8 @@ func TestMetrics_movesUnderTraffic(t *testing.T) {
 func TestMetrics_limitRefusals(t *testing.T) {
 	tab := handler.NewTable(handler.WithMetrics(true), handler.WithMaxBatch(2),
 		handler.WithMaxResponseSize(200, -1),
-		handler.WithRateLimit(handler.RateLimit{Rate: 1, Burst: 5, Identity: func(m *handler.Meta) string {
-			return m.Header("X-Client") // only requests with the header are limited by name: the others share "local"
+		handler.WithRateLimit(ratelimit.Limits{Rate: 1, Burst: 5, Identity: func(ctx context.Context) string {
+			return handler.MetaFrom(ctx).Header("X-Client") // only requests with the header are limited by name: the others share "local"
 		}}))
 	release := make(chan struct{})
 	entered := make(chan struct{}, 4)

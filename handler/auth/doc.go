@@ -22,7 +22,7 @@
 //
 // Keys and JWT also name the caller they accept in Meta.Principal — a
 // key by KeyName (a fingerprint, not the key), a JWT by its sub claim
-// or JWTPrincipal — and handler.RateLimit counts the calls of a
+// or JWTPrincipal — and the rate limits (handler/ratelimit) count the calls of a
 // principal together, from whatever address they come.
 //
 // A server that wants API keys:

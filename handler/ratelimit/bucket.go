@@ -1,7 +1,7 @@
-package handler
+package ratelimit
 
-// NOTE: the token bucket of the rate limits (ratelimit.go) and the time
-// it reads.
+// NOTE: the token bucket of the limiter (limiter.go) and the time it
+// reads.
 //
 // A bucket is the GCRA ("virtual scheduling") form of a token bucket: a
 // single int64, tat, the time at which the bucket will be full again. A
@@ -72,7 +72,7 @@ type limitTime struct {
 }
 
 // preciseClock returns the precise time (the test clock, if set).
-func (l *limiter) preciseClock() limitTime {
+func (l *Limiter) preciseClock() limitTime {
 	if l.testNow != nil {
 		return limitTime{now: l.testNow(), precise: true}
 	}

@@ -1,9 +1,9 @@
-package handler
+package ratelimit
 
-// NOTE: the identity table of the rate limits (ratelimit.go). An
+// NOTE: the identity table of the limiter (limiter.go). An
 // identity is named by an idKey, which keyOf builds for a call: its kind
 // and, as the kind says, an address (an IPv4 address, the /64 prefix of
-// an IPv6 one), a name (a principal, RateLimit.Identity's), or nothing
+// an IPv6 one), a name (a principal, Limits.Identity's), or nothing
 // (local, a shard's overflow).
 //
 // The identity table: shards, each a map guarded by its mutex and
@@ -14,6 +14,7 @@ package handler
 // shard's shared overflow bucket instead.
 
 import (
+	"context"
 	"encoding/binary"
 	"hash/maphash"
 	"net"
@@ -27,8 +28,8 @@ const (
 	kindLocal     = iota // no principal, no IP address
 	kindIPv4             // lo: the address
 	kindIPv6             // hi: the /64 prefix
-	kindPrincipal        // name: Meta.Principal
-	kindCustom           // name: RateLimit.Identity's
+	kindPrincipal        // name: Caller.Principal
+	kindCustom           // name: Limits.Identity's
 	kindOverflow         // a shard's overflow bucket; never a call's
 )
 
@@ -44,19 +45,21 @@ func (k *idKey) equal(o *idKey) bool {
 	return k.lo == o.lo && k.hi == o.hi && k.kind == o.kind && k.name == o.name
 }
 
-// keyOf sets the zero *k to the identity of the call m describes.
-func (l *limiter) keyOf(m *Meta, k *idKey) {
+// keyOf sets the zero *k to the identity of the call of ctx and c.
+func (l *Limiter) keyOf(ctx context.Context, c *Caller, k *idKey) {
 	if l.identity != nil {
-		if s := l.identity(m); s != "" {
+		if s := l.identity(ctx); s != "" {
 			k.kind, k.name = kindCustom, s
 			return
 		}
 	}
-	if m.Principal != "" {
-		k.kind, k.name = kindPrincipal, m.Principal
+	if c.Principal != "" {
+		k.kind, k.name = kindPrincipal, c.Principal
 		return
 	}
-	k.setAddr(m.ClientIP())
+	if c.Addr != nil {
+		k.setAddr(c.Addr.ClientIP())
+	}
 }
 
 // setAddr sets the zero *k to the identity of the IP address a: the
@@ -89,19 +92,6 @@ func (k *idKey) setIP(ip net.IP) {
 	}
 }
 
-// isIP reports whether k is the identity of the IP address ip (that
-// setIP sets). Kept inlinable.
-func (k *idKey) isIP(ip net.IP) bool {
-	if len(ip) != net.IPv6len {
-		return len(ip) == net.IPv4len && k.kind == kindIPv4 && k.lo == uint64(binary.BigEndian.Uint32(ip))
-	}
-	hi, lo := binary.BigEndian.Uint64(ip[:8]), binary.BigEndian.Uint64(ip[8:])
-	if hi == 0 && lo>>32 == 0xffff {
-		return k.kind == kindIPv4 && k.lo == lo&0xffff_ffff
-	}
-	return k.kind == kindIPv6 && k.hi == hi
-}
-
 // ipKey returns the identity of the IP address ip (idKey.setIP).
 func ipKey(ip net.IP) idKey {
 	var k idKey
@@ -112,7 +102,7 @@ func ipKey(ip net.IP) idKey {
 // shard is one part of the identity table.
 type shard struct {
 	mu       sync.Mutex
-	ids      map[idKey]*identity // guarded by mu; at most limiter.perShard
+	ids      map[idKey]*identity // guarded by mu; at most Limiter.perShard
 	overflow identity            // shared by the new identities that found ids full
 	_        [64]byte            // keeps the next shard's mutex off this cache line
 }
@@ -124,7 +114,7 @@ type identity struct {
 }
 
 // shardOf returns the shard of the identity k.
-func (l *limiter) shardOf(k *idKey) *shard {
+func (l *Limiter) shardOf(k *idKey) *shard {
 	var h uint64
 	if k.name != "" {
 		h = maphash.String(l.seed, k.name)
@@ -141,7 +131,7 @@ func (l *limiter) shardOf(k *idKey) *shard {
 // lookup returns the identity k, tracked from now on if it was not and
 // its shard has room (making room if it can), else its shard's overflow
 // identity. It allocates only to track a new identity.
-func (l *limiter) lookup(k idKey, now int64) *identity {
+func (l *Limiter) lookup(k idKey, now int64) *identity {
 	s := l.shardOf(&k)
 	s.mu.Lock()
 	id := s.ids[k]
@@ -183,7 +173,7 @@ func (s *shard) evictLocked(now int64) bool {
 }
 
 // size returns the number of identities tracked.
-func (l *limiter) size() int {
+func (l *Limiter) size() int {
 	n := 0
 	for i := range l.shards {
 		s := &l.shards[i]
