@@ -222,5 +222,6 @@
 // handler/natsbroker (topics between nodes over NATS), handler/demo (the
 // bundled server's methods), handler/textlog (an allocation-free slog
 // text handler). Beneath it, imported by it: handler/httprules,
+// handler/ratelimit (the token buckets behind Options.RateLimit),
 // handler/stats (the counters' snapshot types an exporter reads).
 package handler
