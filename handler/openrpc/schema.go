@@ -23,6 +23,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,6 +81,12 @@ func newGenerator(types map[reflect.Type]json.RawMessage) *generator {
 
 // schema returns the schema of t, its components added to g.defs.
 func (g *generator) schema(t reflect.Type) *jsonschema.Schema {
+	return g.fix(g.reflect(t), t)
+}
+
+// reflect returns the library's schema of t, unfixed, its components
+// added to g.defs and fixed.
+func (g *generator) reflect(t reflect.Type) *jsonschema.Schema {
 	root := g.r.ReflectFromType(t)
 	defs := root.Definitions
 	root.Definitions, root.Version, root.ID = nil, "", ""
@@ -95,7 +102,22 @@ func (g *generator) schema(t reflect.Type) *jsonschema.Schema {
 			g.defs[name] = g.fix(g.defs[name], owner)
 		}
 	}
-	return g.fix(root, t)
+	return root
+}
+
+// component returns a reference to the component of the named type t,
+// made by build the first time (g.defs holds a placeholder meanwhile, so
+// that build may refer to t); build's schema itself when t has no name.
+func (g *generator) component(t reflect.Type, build func() *jsonschema.Schema) *jsonschema.Schema {
+	name := g.typeName(t)
+	if name == "" {
+		return build()
+	}
+	if _, ok := g.defs[name]; !ok {
+		g.defs[name] = &jsonschema.Schema{}
+		g.defs[name] = build()
+	}
+	return &jsonschema.Schema{Ref: "#/$defs/" + name}
 }
 
 // schemaText returns the schema of t as JSON text.
@@ -161,6 +183,9 @@ func (g *generator) mapType(t reflect.Type) *jsonschema.Schema {
 	}
 	if implements(t, customSchemaType) || implements(t, aliasSchemaType) {
 		return nil // the type gives its own schema to the library
+	}
+	if t.Kind() == reflect.Struct && embedsCycle(t) {
+		return g.component(t, func() *jsonschema.Schema { return g.flatStruct(t) })
 	}
 	switch {
 	case implements(t, appenderType), implements(t, marshalerType), implements(t, unmarshalerType):
@@ -262,6 +287,68 @@ func (g *generator) fix(s *jsonschema.Schema, t reflect.Type) *jsonschema.Schema
 		}
 	}
 	return s
+}
+
+// embedsCycle reports whether the struct type t flattens (as the library
+// does: untagged embedded structs and pointers to them, and fields tagged
+// inline) a struct that flattens itself, which embedding through pointers
+// allows: the library would recurse on it until the stack overflows.
+func embedsCycle(t reflect.Type) bool {
+	onPath := map[reflect.Type]bool{}
+	var walk func(t reflect.Type) bool
+	walk = func(t reflect.Type) bool {
+		if onPath[t] {
+			return true
+		}
+		onPath[t] = true
+		defer delete(onPath, t)
+		for i := range t.NumField() {
+			if ft := flattened(t.Field(i)); ft != nil && walk(ft) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(t)
+}
+
+// flattened returns the struct type whose fields the library flattens
+// into the struct of the field f, or nil (invopop/jsonschema's
+// reflectFieldName).
+func flattened(f reflect.StructField) reflect.Type {
+	tags := strings.Split(f.Tag.Get("json"), ",")
+	if tags[0] == "-" || strings.Split(f.Tag.Get("jsonschema"), ",")[0] == "-" {
+		return nil
+	}
+	ft := f.Type
+	if ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
+	}
+	if ft.Kind() != reflect.Struct {
+		return nil
+	}
+	if (f.Anonymous && tags[0] == "") || slices.Contains(tags[1:], "inline") {
+		return ft
+	}
+	return nil
+}
+
+// flatStruct returns the schema of the struct type t, which embeds a
+// cycle (embedsCycle), with the fields encoding/json writes (jsonFields,
+// which cuts the cycle) as its own: the library reflects a struct made of
+// them, unembedded. invopop's jsonschema struct tags are not honoured in
+// such a type.
+func (g *generator) flatStruct(t reflect.Type) *jsonschema.Schema {
+	fields := jsonFields(t)
+	flat := make([]reflect.StructField, len(fields))
+	for i, f := range fields {
+		flat[i] = reflect.StructField{
+			Name: "F" + strconv.Itoa(i),
+			Type: f.Type,
+			Tag:  reflect.StructTag("json:" + strconv.Quote(f.Name)),
+		}
+	}
+	return g.fix(g.reflect(reflect.StructOf(flat)), t)
 }
 
 // nullable returns s or null.

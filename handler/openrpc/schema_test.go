@@ -172,9 +172,7 @@ func tableRequired(t *testing.T, tab *handler.Table, method string, zero any) []
 }
 
 // Fields reached through embedded pointers (refused in params, followed
-// in results) are listed in a result's schema by the same rule. (An
-// embedding cycle through pointers, which jsonfields cuts, overflows
-// invopop/jsonschema's stack before fix sees it.)
+// in results) are listed in a result's schema by the same rule.
 func TestDocument_resultThroughEmbeddedPointers(t *testing.T) {
 	tab := handler.NewTable()
 	handler.Register(tab, "m", func(context.Context, struct{}) (viaPtrA, error) { return viaPtrA{}, nil })
@@ -207,5 +205,54 @@ type (
 	viaPtrB struct {
 		B  int            `json:"b"`
 		PB map[string]int `json:"pb"`
+	}
+)
+
+// An embedding cycle through pointers, which encoding/json and jsonfields
+// cut (encoding/json writes {"b":"","a":0,"next":null}), crashed New with a fatal stack overflow inside invopop/jsonschema,
+// which flattens embedded structs without end; its type is a component
+// now, with the fields encoding/json writes.
+func TestDocument_embeddingCycle(t *testing.T) {
+	tab := handler.NewTable()
+	handler.Register(tab, "m", func(context.Context, struct{}) (cycleA, error) { return cycleA{}, nil })
+	handler.Register(tab, "outer", func(context.Context, struct{}) (cycleOuter, error) { return cycleOuter{}, nil })
+	doc := newDoc(t, tab)
+	sameJSON(t, "m result", method(t, doc, "m").Result.Schema, `{"$ref":"#/components/schemas/cycleA"}`)
+	sameJSON(t, "cycleA", doc.Components.Schemas["cycleA"], `{
+		"type": "object",
+		"properties": {
+			"a": {"type": "integer"},
+			"b": {"type": "string"},
+			"next": {"anyOf": [{"$ref": "#/components/schemas/cycleA"}, {"type": "null"}]}
+		},
+		"required": ["b", "a"]
+	}`)
+	sameJSON(t, "outer result", method(t, doc, "outer").Result.Schema, `{"$ref":"#/components/schemas/cycleOuter"}`)
+	sameJSON(t, "cycleOuter", doc.Components.Schemas["cycleOuter"], `{
+		"type": "object",
+		"properties": {
+			"o": {"type": "boolean"},
+			"a": {"type": "integer"},
+			"b": {"type": "string"},
+			"next": {"anyOf": [{"$ref": "#/components/schemas/cycleA"}, {"type": "null"}]}
+		},
+		"required": ["o", "b", "a"]
+	}`)
+}
+
+type (
+	cycleA struct {
+		*cycleB
+		A    int     `json:"a"`
+		Next *cycleA `json:"next"`
+	}
+	cycleB struct {
+		*cycleA
+		B string `json:"b"`
+	}
+	// cycleOuter is no cycle itself, but flattens one.
+	cycleOuter struct {
+		O bool `json:"o"`
+		cycleA
 	}
 )
