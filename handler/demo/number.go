@@ -32,6 +32,11 @@ type Number struct {
 
 var _ handler.JSONAppender = Number{}
 
+// JSONSchemaText declares the JSON Schema of a Number, a JSON number, to
+// an OpenRPC document (handler/openrpc's SchemaDeclarer): AppendJSON
+// writes it, where no reflection sees.
+func (Number) JSONSchemaText() string { return `{"type":"number"}` }
+
 // AppendJSON appends n as a JSON number. A Float that is not finite, which
 // subtract and sum never answer, is an error.
 func (n Number) AppendJSON(dst []byte) ([]byte, error) {
