@@ -12,6 +12,7 @@ package openrpc
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -32,7 +33,11 @@ import (
 // (WithMaxDocuments). Options that cannot be right (WithTypeSchema text
 // that is no schema, a nil EditMethod function) make Register fail at
 // once; so does a table that has rpc.discover already, or that is
-// dispatching.
+// dispatching, and a method registered before Register whose result
+// writes itself and has no schema (see New). Such a method registered
+// after Register makes the document fail to build: rpc.discover then
+// answers -32603, and the table's logger (handler.Options.Logger) logs
+// the error, naming the types and methods, at ERROR on the first call.
 func Register(t *handler.Table, opts ...Option) error {
 	var c config
 	for _, o := range opts {
@@ -40,6 +45,18 @@ func Register(t *handler.Table, opts ...Option) error {
 	}
 	if c.err != nil {
 		return c.err
+	}
+	var u undeclared
+	for _, mi := range t.Methods() {
+		if rt := mi.ResultType; rt != nil && writesItself(rt) && !hasSchema(c.types, rt) {
+			u.add(rt, fmt.Sprintf("method %q result", mi.Name))
+		}
+		if nt := mi.NotificationType; nt != nil && writesItself(nt) && !hasSchema(c.types, nt) {
+			u.add(nt, fmt.Sprintf("method %q notification", mi.Name))
+		}
+	}
+	if err := u.err(); err != nil {
+		return err
 	}
 	d := &discovery{table: t, opts: slices.Clip(opts), byGrants: c.byGrants, maxDocs: c.maxDocs}
 	if d.maxDocs == 0 {

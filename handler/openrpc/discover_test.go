@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -369,5 +370,33 @@ func TestRegister_filterByGrantsOverHTTP(t *testing.T) {
 		if got := methodNames(t, discoverAs(t, whole, key)); got != "add audit read rotate" {
 			t.Errorf("unfiltered, key %s: methods %q", key, got)
 		}
+	}
+}
+
+// TestRegister_undeclaredSchema: a result that writes itself without a
+// schema fails Register when its method is registered first; registered
+// after, it fails the document's build, which the table's logger reports
+// naming the type and the method.
+func TestRegister_undeclaredSchema(t *testing.T) {
+	tab := handler.NewTable()
+	handler.RegisterNoParams(tab, "self", func(context.Context) (selfWriting, error) { return selfWriting{}, nil })
+	if err := openrpc.Register(tab); err == nil || !strings.Contains(err.Error(), `openrpc_test.selfWriting (method "self" result)`) {
+		t.Errorf("Register: %v", err)
+	}
+	if err := openrpc.Register(tab, openrpc.WithTypeSchema(reflect.TypeFor[selfWriting](), "true")); err != nil {
+		t.Errorf("Register with WithTypeSchema(t, true): %v", err)
+	}
+
+	var log bytes.Buffer
+	late := handler.NewTable(handler.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err := openrpc.Register(late); err != nil {
+		t.Fatal(err)
+	}
+	handler.RegisterNoParams(late, "self", func(context.Context) (selfWriting, error) { return selfWriting{}, nil })
+	if r := dispatch(t, late, discoverCall); r.Error == nil || r.Error.Code != -32603 {
+		t.Fatalf("%+v", r)
+	}
+	if got := log.String(); !strings.Contains(got, "level=ERROR") || !strings.Contains(got, `openrpc_test.selfWriting (method \"self\" result)`) {
+		t.Errorf("log: %s", got)
 	}
 }

@@ -65,8 +65,10 @@
 // array ([N]T with minItems and maxItems N; []byte a base64 string), a
 // map an object, time.Time a date-time string, unsigned integers have
 // minimum 0. handler.Raw, json.RawMessage, interfaces and types that
-// encode themselves (MarshalJSON, handler.JSONAppender) are any JSON value
-// (the schema true); types that are text (MarshalText) are strings.
+// encode themselves (MarshalJSON) are any JSON value (the schema true);
+// types that are text (MarshalText) are strings. A struct that embeds
+// itself through pointers is a component of the fields encoding/json
+// writes (invopop's struct tags are not honoured in it).
 // Objects allow additional properties: the table ignores unknown members.
 // An object's required properties follow the table's rule for params
 // (see Params), in results too, where it is looser than what is sent
@@ -77,6 +79,23 @@
 // jsonschema_description) are honoured. WithTypeSchema gives the schema
 // of a type that reflection cannot see through, and EditMethod edits a
 // method's description.
+//
+// # Types that write themselves
+//
+// handler writes a result (or a subscription's notification) whose type
+// is a handler.JSONAppender with its AppendJSON method, which no
+// reflection sees through. Such a type declares its schema: with a
+// JSONSchemaText method (SchemaDeclarer; the schema is the type's
+// component), with invopop/jsonschema's JSONSchema method, or with
+// WithTypeSchema, which wins over the others; WithTypeSchema(t, "true")
+// says that it may be any JSON value. Without one, New and Document fail
+// with an error that names each such type and the methods that return it,
+// and Register fails at once for the methods registered before it (for
+// one registered after, rpc.discover answers -32603 and the table's
+// logger reports the error): never a silent true. A JSONAppender inside a
+// result (a field, an element) is written by sonic as encoding/json
+// would, so it is reflected, unless it is a json.Marshaler too: then it
+// must declare its schema too.
 //
 // # Results, errors and subscriptions
 //
@@ -103,7 +122,8 @@
 // document. The document is built once, on the first call, when the table
 // is sealed and no method can be added any more (so methods registered
 // after Register are in it); that call takes the milliseconds of the
-// reflection, on the caller, once. Every call then answers the same
+// reflection, on the caller, once. Register checks at once what it can:
+// the options, and the result types of the methods registered so far. Every call then answers the same
 // pre-encoded bytes, without allocating. A document that cannot be built
 // is answered -32603 on every call.
 //

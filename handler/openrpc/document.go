@@ -164,11 +164,30 @@ type edit struct {
 // contact, license).
 func WithInfo(info Info) Option { return func(c *config) { c.info = info } }
 
+// SchemaDeclarer is implemented by types that declare the JSON Schema
+// (draft 7) of the JSON they write, as JSON text: above all the result
+// types that write themselves (handler.JSONAppender), whose JSON
+// reflection cannot see. JSONSchemaText is called once per document, on
+// a new *T (so a value receiver sees the zero value); text that is not a
+// JSON object or boolean makes New fail. The schema is the component of
+// the type, which every place that uses the type refers to ($ref).
+// WithTypeSchema, given for the same type, wins. A type may declare its
+// schema to invopop/jsonschema instead (its JSONSchema() *jsonschema.Schema
+// method): the interface here spares the type that library, and
+// handler's packages never link it.
+type SchemaDeclarer interface {
+	JSONSchemaText() string
+}
+
 // WithTypeSchema gives the JSON Schema of the Go type t, wherever t
 // appears (as params, as a result, as a field or an element; a *t is its
-// nullable form): for types whose JSON reflection cannot see, such as
-// those that encode themselves. schema is JSON text; text that is not a
-// JSON object or boolean makes New fail.
+// nullable form), written there in full: for types whose JSON reflection
+// cannot see, such as those that encode themselves and do not declare
+// their schema (SchemaDeclarer), or to override a declared one.
+// WithTypeSchema(t, "true") says that t may be any JSON value: the way to
+// accept a result type that writes itself without declaring a schema.
+// schema is JSON text; text that is not a JSON object or boolean makes
+// New fail.
 func WithTypeSchema(t reflect.Type, schema string) Option {
 	return func(c *config) {
 		if t == nil || !isSchemaText(schema) {
@@ -259,6 +278,13 @@ func isSchemaText(s string) bool {
 // New builds the OpenRPC document of t's methods (with ForGrants, of
 // those that a caller holding its grants may call). It is safe from any
 // goroutine; a method registered afterwards is not in the document.
+//
+// A result (or notification) type that writes itself
+// (handler.JSONAppender) must have a schema: declared by the type
+// (SchemaDeclarer) or given with WithTypeSchema. New fails, naming each
+// type without one and the methods that return it, rather than describe
+// it as any JSON value without being told to; so does a type that is a
+// JSONAppender and a json.Marshaler, wherever it appears.
 func New(t *handler.Table, opts ...Option) (doc *Doc, err error) {
 	var c config
 	for _, o := range opts {
@@ -296,6 +322,9 @@ func New(t *handler.Table, opts ...Option) (doc *Doc, err error) {
 		}
 		doc.Methods = append(doc.Methods, m)
 		byName[m.Name] = m
+	}
+	if err := g.undeclared.err(); err != nil {
+		return nil, err
 	}
 	for _, e := range c.edits {
 		m := byName[e.method]
@@ -364,12 +393,14 @@ const (
 func (g *generator) method(mi handler.MethodInfo) (*Method, error) {
 	m := &Method{Name: mi.Name, Summary: mi.Summary, Description: mi.Description}
 	var err error
+	g.where = fmt.Sprintf("method %q params", mi.Name)
 	if m.Params, m.ParamStructure, err = g.params(mi); err != nil {
 		return nil, err
 	}
 	m.Result = &ContentDescriptor{Name: "result", Schema: json.RawMessage(`{"type":"null"}`)}
 	if mi.ResultType != nil {
-		if m.Result.Schema, err = g.schemaText(mi.ResultType); err != nil {
+		g.where = fmt.Sprintf("method %q result", mi.Name)
+		if m.Result.Schema, err = g.resultSchema(mi.ResultType); err != nil {
 			return nil, err
 		}
 	}
@@ -389,7 +420,8 @@ func (g *generator) method(mi handler.MethodInfo) (*Method, error) {
 		m.Result.Name, m.Result.Description = "subscription", "the subscription's id, the subscription member of its notifications"
 		result := json.RawMessage("true")
 		if mi.NotificationType != nil {
-			if result, err = g.schemaText(mi.NotificationType); err != nil {
+			g.where = fmt.Sprintf("method %q notification", mi.Name)
+			if result, err = g.resultSchema(mi.NotificationType); err != nil {
 				return nil, err
 			}
 		}
@@ -405,6 +437,17 @@ func (g *generator) method(mi handler.MethodInfo) (*Method, error) {
 		m.Unsubscribe = mi.Subscription + "_unsubscribe"
 	}
 	return m, nil
+}
+
+// resultSchema returns the schema of a result (or notification) type t as
+// JSON text. A t that writes itself (writesItself) without a schema
+// (hasSchema) is recorded in g.undeclared, and described as any value.
+func (g *generator) resultSchema(t reflect.Type) (json.RawMessage, error) {
+	if writesItself(t) && !hasSchema(g.types, t) {
+		g.undeclared.add(t, g.where)
+		return json.RawMessage("true"), nil
+	}
+	return g.schemaText(t)
 }
 
 // params describes the params of a method and their structure.

@@ -120,18 +120,18 @@ func TestDocument_demoMethods(t *testing.T) {
 	demo.Register(tab)
 	doc := newDoc(t, tab)
 	want := []string{
-		"add(a integer!, b integer!) by-position → integer",     // [2]int64, ParamNames("a", "b") → int64
-		"clock_subscribe(interval_ms integer!) either → string", // ClockParams → subscription id
-		"clock_unsubscribe(id string!) by-position → boolean",   // [1]string → bool
-		"echo() either → any",                                   // Raw → Raw
-		"fail() either → object",                                // Raw → struct{}
-		"get_data() → any",                                      // RegisterNoParams → Raw
-		"notify_hello() either → null",                          // RegisterNoResult(Raw)
-		"notify_sum() either → null",                            // RegisterNoResult(Raw)
-		"sleep(ms integer!) either → integer",                   // SleepParams → int64
-		"subtract(minuend any!, subtrahend any!) either → any",  // subtractParams{Raw, Raw} → Number (AppendJSON)
-		"sum(numbers... any) either → any",                      // Raw, ParamNames("numbers...") → Number
-		"update() either → null",                                // RegisterNoResult(Raw)
+		"add(a integer!, b integer!) by-position → integer",           // [2]int64, ParamNames("a", "b") → int64
+		"clock_subscribe(interval_ms integer!) either → string",       // ClockParams → subscription id
+		"clock_unsubscribe(id string!) by-position → boolean",         // [1]string → bool
+		"echo() either → any",                                         // Raw → Raw
+		"fail() either → object",                                      // Raw → struct{}
+		"get_data() → any",                                            // RegisterNoParams → Raw
+		"notify_hello() either → null",                                // RegisterNoResult(Raw)
+		"notify_sum() either → null",                                  // RegisterNoResult(Raw)
+		"sleep(ms integer!) either → integer",                         // SleepParams → int64
+		"subtract(minuend any!, subtrahend any!) either → ref:Number", // subtractParams{Raw, Raw} → Number (AppendJSON, JSONSchemaText)
+		"sum(numbers... any) either → ref:Number",                     // Raw, ParamNames("numbers...") → Number
+		"update() either → null",                                      // RegisterNoResult(Raw)
 	}
 	var got []string
 	for _, m := range doc.Methods {
@@ -156,9 +156,12 @@ func TestDocument_demoMethods(t *testing.T) {
 	if sub.Result.Name != "subscription" {
 		t.Errorf("clock_subscribe result named %q", sub.Result.Name)
 	}
-	if doc.Components != nil {
-		t.Errorf("components %v: the demo's params structs are flattened into params, nothing refers to them", doc.Components)
+	// The demo's params structs are flattened into params, nothing refers
+	// to them; Number declares its schema.
+	if doc.Components == nil || len(doc.Components.Schemas) != 1 {
+		t.Fatalf("components %v, want Number's alone", doc.Components)
 	}
+	sameJSON(t, "Number", doc.Components.Schemas["Number"], `{"type":"number"}`)
 }
 
 // Types of TestDocument_types.
@@ -231,7 +234,6 @@ func TestDocument_types(t *testing.T) {
 		return nil, nil
 	})
 	handler.Register(tab, "forest", func(context.Context, [1]string) (map[string][]*tree, error) { return nil, nil })
-	handler.Register(tab, "self", func(context.Context, [1]selfWriting) (selfWriting, error) { return selfWriting{}, nil })
 	doc := newDoc(t, tab)
 
 	put := method(t, doc, "put")
@@ -259,9 +261,6 @@ func TestDocument_types(t *testing.T) {
 	sameJSON(t, "get result", method(t, doc, "get").Result.Schema, `{"anyOf":[{"$ref":"#/components/schemas/record"},{"type":"null"}]}`)
 	if got := signature(t, method(t, doc, "forest")); got != "forest(param1 string!) by-position → map:[]null|ref:tree" {
 		t.Errorf("forest: %s", got)
-	}
-	if got := signature(t, method(t, doc, "self")); got != "self(param1 any!) by-position → any" {
-		t.Errorf("self: %s", got)
 	}
 
 	if doc.Components == nil {
@@ -554,5 +553,91 @@ func TestNew_forGrants(t *testing.T) {
 	}
 	if _, err := openrpc.New(tab, openrpc.ForGrants(nil), openrpc.EditMethod("nope", func(*openrpc.Method) {})); err == nil {
 		t.Error("ForGrants: an EditMethod of no method did not fail")
+	}
+}
+
+// Types of TestNew_selfWritingResults.
+type (
+	// kelvin writes itself and declares its schema.
+	kelvin float64
+	// marshaling writes itself for handler and for encoding/json alike.
+	marshaling struct{ X int }
+	// badSchema declares text that is no schema.
+	badSchema int
+)
+
+func (kelvin) AppendJSON(dst []byte) ([]byte, error)     { return append(dst, '0'), nil }
+func (kelvin) JSONSchemaText() string                    { return `{"type":"number","minimum":0}` }
+func (marshaling) AppendJSON(dst []byte) ([]byte, error) { return append(dst, '1'), nil }
+func (marshaling) MarshalJSON() ([]byte, error)          { return []byte("1"), nil }
+func (badSchema) JSONSchemaText() string                 { return `"number"` }
+
+var _ openrpc.SchemaDeclarer = kelvin(0)
+
+// TestNew_selfWritingResults: a result type that writes itself
+// (handler.JSONAppender) was silently described as any JSON value; now
+// it declares its schema (SchemaDeclarer, a component), or WithTypeSchema
+// gives one (and wins), or New fails naming the types and methods. A
+// JSONAppender inside a result is written by sonic, so it is reflected,
+// unless it is a json.Marshaler too.
+func TestNew_selfWritingResults(t *testing.T) {
+	undeclared := handler.NewTable()
+	handler.RegisterNoParams(undeclared, "a", func(context.Context) (selfWriting, error) { return selfWriting{}, nil })
+	handler.RegisterNoParams(undeclared, "b", func(context.Context) (*selfWriting, error) { return nil, nil })
+	handler.RegisterNoParams(undeclared, "c", func(context.Context) (selfWriting, error) { return selfWriting{}, nil })
+	handler.RegisterSubscription(undeclared, "d", func(context.Context, [1]int, *handler.Subscription) error { return nil },
+		handler.Notifies[celsius]())
+	_, err := openrpc.New(undeclared)
+	want := `openrpc: types that write their own JSON (handler.JSONAppender) declare no schema: ` +
+		`openrpc_test.selfWriting (method "a" result, method "c" result); *openrpc_test.selfWriting (method "b" result); ` +
+		`openrpc_test.celsius (method "d_subscribe" notification); ` +
+		`declare each with a JSONSchemaText method (SchemaDeclarer) or WithTypeSchema, WithTypeSchema(t, "true") for any JSON value`
+	if err == nil || err.Error() != want {
+		t.Errorf("undeclared: error\n%v\nwant\n%s", err, want)
+	}
+
+	// WithTypeSchema(t, "true") is the explicit any value.
+	doc := newDoc(t, undeclared, openrpc.WithTypeSchema(reflect.TypeFor[selfWriting](), "true"),
+		openrpc.WithTypeSchema(reflect.TypeFor[celsius](), `{"type":"number"}`))
+	sameJSON(t, "a", method(t, doc, "a").Result.Schema, `true`)
+	sameJSON(t, "b", method(t, doc, "b").Result.Schema, `true`)
+	sameJSON(t, "d notification", method(t, doc, "d_subscribe").Notification.Params[1].Schema, `{"type":"number"}`)
+
+	declared := handler.NewTable()
+	handler.RegisterNoParams(declared, "temp", func(context.Context) (kelvin, error) { return 0, nil })
+	handler.RegisterNoParams(declared, "maybe", func(context.Context) (*kelvin, error) { return nil, nil })
+	handler.RegisterNoParams(declared, "reading", func(context.Context) (struct {
+		K    kelvin      `json:"k"`
+		Self selfWriting `json:"self"`
+	}, error) {
+		return struct {
+			K    kelvin      `json:"k"`
+			Self selfWriting `json:"self"`
+		}{}, nil
+	})
+	doc = newDoc(t, declared)
+	sameJSON(t, "temp", method(t, doc, "temp").Result.Schema, `{"$ref":"#/components/schemas/kelvin"}`)
+	sameJSON(t, "maybe", method(t, doc, "maybe").Result.Schema, `{"anyOf":[{"$ref":"#/components/schemas/kelvin"},{"type":"null"}]}`)
+	sameJSON(t, "reading", method(t, doc, "reading").Result.Schema, `{"type":"object","properties":{
+		"k":{"$ref":"#/components/schemas/kelvin"},
+		"self":{"$ref":"#/components/schemas/selfWriting"}
+	},"required":["k","self"]}`)
+	sameJSON(t, "kelvin", doc.Components.Schemas["kelvin"], `{"type":"number","minimum":0}`)
+	sameJSON(t, "selfWriting", doc.Components.Schemas["selfWriting"], `{"type":"object","properties":{"X":{"type":"integer"}},"required":["X"]}`)
+
+	// WithTypeSchema wins over the declared schema, and is written in full.
+	doc = newDoc(t, declared, openrpc.WithTypeSchema(reflect.TypeFor[kelvin](), `{"type":"integer"}`))
+	sameJSON(t, "temp overridden", method(t, doc, "temp").Result.Schema, `{"type":"integer"}`)
+
+	nested := handler.NewTable()
+	handler.Register(nested, "n", func(context.Context, [1]int) ([]marshaling, error) { return nil, nil })
+	handler.Register(nested, "bad", func(context.Context, [1]badSchema) (bool, error) { return true, nil })
+	_, err = openrpc.New(nested)
+	if err == nil || !strings.Contains(err.Error(), `badSchema.JSONSchemaText: not a JSON Schema: "\"number\""`) {
+		t.Errorf("bad declared schema: %v", err)
+	}
+	_, err = openrpc.New(nested, openrpc.WithTypeSchema(reflect.TypeFor[badSchema](), `{"type":"integer"}`))
+	if err == nil || !strings.Contains(err.Error(), `declare no schema: openrpc_test.marshaling (method "n" result)`) {
+		t.Errorf("nested JSONAppender and json.Marshaler: %v", err)
 	}
 }

@@ -79,6 +79,37 @@ func (c celsius) AppendJSON(dst []byte) ([]byte, error) {
 	return fmt.Appendf(dst, "%.1f", float64(c)), nil
 }
 
+// fahrenheit writes itself as a JSON number, and declares so.
+type fahrenheit float64
+
+func (f fahrenheit) AppendJSON(dst []byte) ([]byte, error) {
+	return fmt.Appendf(dst, "%.1f", float64(f)), nil
+}
+
+func (fahrenheit) JSONSchemaText() string { return `{"type":"number","description":"°F"}` }
+
+// A result type that writes its own JSON declares its schema, a
+// component of the document; without one (and without WithTypeSchema),
+// New fails rather than describe it as any JSON value.
+func ExampleSchemaDeclarer() {
+	t := handler.NewTable()
+	handler.RegisterNoParams(t, "temperature", func(context.Context) (fahrenheit, error) { return 70.7, nil })
+	doc, err := openrpc.New(t)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(doc.Methods[0].Result.Schema))
+	fmt.Println(string(doc.Components.Schemas["fahrenheit"]))
+
+	handler.RegisterNoParams(t, "celsius", func(context.Context) (celsius, error) { return 21.5, nil })
+	_, err = openrpc.New(t)
+	fmt.Println(err)
+	// Output:
+	// {"$ref":"#/components/schemas/fahrenheit"}
+	// {"type":"number","description":"°F"}
+	// openrpc: types that write their own JSON (handler.JSONAppender) declare no schema: openrpc_test.celsius (method "celsius" result); declare each with a JSONSchemaText method (SchemaDeclarer) or WithTypeSchema, WithTypeSchema(t, "true") for any JSON value
+}
+
 // WithTypeSchema describes a type that writes its own JSON, which
 // reflection cannot see through.
 func ExampleWithTypeSchema() {

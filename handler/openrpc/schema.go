@@ -22,6 +22,8 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -45,6 +47,7 @@ var (
 	textUnmarshalType  = reflect.TypeFor[encoding.TextUnmarshaler]()
 	customSchemaType   = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
 	aliasSchemaType    = reflect.TypeFor[interface{ JSONSchemaAlias() any }]()
+	declarerType       = reflect.TypeFor[SchemaDeclarer]()
 	definitionsRef     = []byte(`"$ref":"#/$defs/`)
 	componentsRef      = []byte(`"$ref":"#/components/schemas/`)
 	anySchemaText      = []byte("true")
@@ -60,6 +63,10 @@ type generator struct {
 	names map[reflect.Type]string          // the component name of each named type seen
 	owner map[string]reflect.Type          // names, inverted
 	defs  map[string]*jsonschema.Schema    // the components made so far, fixed
+	where string                           // what is being described ("method \"m\" result"), for undeclared
+	// undeclared lists the types that write themselves without a schema,
+	// each with where it was met.
+	undeclared undeclared
 }
 
 func newGenerator(types map[reflect.Type]json.RawMessage) *generator {
@@ -184,11 +191,17 @@ func (g *generator) mapType(t reflect.Type) *jsonschema.Schema {
 	if implements(t, customSchemaType) || implements(t, aliasSchemaType) {
 		return nil // the type gives its own schema to the library
 	}
+	if implements(t, declarerType) {
+		return g.component(t, func() *jsonschema.Schema { return declaredSchema(t) })
+	}
 	if t.Kind() == reflect.Struct && embedsCycle(t) {
 		return g.component(t, func() *jsonschema.Schema { return g.flatStruct(t) })
 	}
 	switch {
-	case implements(t, appenderType), implements(t, marshalerType), implements(t, unmarshalerType):
+	case implements(t, appenderType) && implements(t, marshalerType):
+		g.undeclared.add(t, g.where) // jetrpc's own kind of type, which writes itself: it owes a schema
+		return &jsonschema.Schema{}
+	case implements(t, marshalerType), implements(t, unmarshalerType):
 		return &jsonschema.Schema{} // it writes (or reads) itself: any JSON value
 	case implements(t, textMarshalerType), implements(t, textUnmarshalType):
 		return &jsonschema.Schema{Type: "string"}
@@ -200,6 +213,85 @@ func (g *generator) mapType(t reflect.Type) *jsonschema.Schema {
 		return &jsonschema.Schema{} // not JSON (encoding/json fails on them): no constraint to state
 	}
 	return nil
+}
+
+// declaredSchema returns the schema that the type t declares with its
+// JSONSchemaText method (SchemaDeclarer), called on a new *t. Text that
+// is no JSON Schema panics with an error, which New returns.
+func declaredSchema(t reflect.Type) *jsonschema.Schema {
+	text := reflect.New(t).Interface().(SchemaDeclarer).JSONSchemaText()
+	s := new(jsonschema.Schema)
+	if !isSchemaText(text) || json.Unmarshal([]byte(text), s) != nil {
+		panic(fmt.Errorf("%v.JSONSchemaText: not a JSON Schema: %q", t, text))
+	}
+	return s
+}
+
+// declares reports whether the type t gives its schema itself: with
+// JSONSchemaText (SchemaDeclarer) or with one of invopop/jsonschema's
+// methods.
+func declares(t reflect.Type) bool {
+	return implements(t, declarerType) || implements(t, customSchemaType) || implements(t, aliasSchemaType)
+}
+
+// writesItself reports whether handler writes a result (or a
+// notification) of type t with its AppendJSON method, as it does when t
+// or *t is a handler.JSONAppender, at the top level only: a JSONAppender
+// inside a result is written by sonic, as encoding/json would.
+func writesItself(t reflect.Type) bool { return implements(t, appenderType) }
+
+// hasSchema reports whether the result type t, which writes itself, has
+// a schema: WithTypeSchema's (of t, or of *t's t) or its own (declares).
+func hasSchema(types map[reflect.Type]json.RawMessage, t reflect.Type) bool {
+	if _, ok := types[t]; ok {
+		return true
+	}
+	if t.Kind() == reflect.Pointer {
+		if _, ok := types[t.Elem()]; ok {
+			return true
+		}
+		t = t.Elem()
+	}
+	return declares(t)
+}
+
+// undeclared lists the types that write themselves but have no schema,
+// in the order met, each with where.
+type undeclared []undeclaredType
+
+type undeclaredType struct {
+	t     reflect.Type
+	where []string
+}
+
+// add records t, met at where.
+func (u *undeclared) add(t reflect.Type, where string) {
+	for i := range *u {
+		if e := &(*u)[i]; e.t == t {
+			if !slices.Contains(e.where, where) {
+				e.where = append(e.where, where)
+			}
+			return
+		}
+	}
+	*u = append(*u, undeclaredType{t, []string{where}})
+}
+
+// err returns the error that names every type of u, nil for none.
+func (u undeclared) err() error {
+	if len(u) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("openrpc: types that write their own JSON (handler.JSONAppender) declare no schema: ")
+	for i, e := range u {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%v (%s)", e.t, strings.Join(e.where, ", "))
+	}
+	b.WriteString(`; declare each with a JSONSchemaText method (SchemaDeclarer) or WithTypeSchema, WithTypeSchema(t, "true") for any JSON value`)
+	return errors.New(b.String())
 }
 
 // implements reports whether t or *t implements the interface it.
@@ -255,7 +347,7 @@ func (g *generator) fix(s *jsonschema.Schema, t reflect.Type) *jsonschema.Schema
 	if s == nil || s.Ref != "" {
 		return s
 	}
-	if _, mapped := g.types[t]; mapped || implements(t, customSchemaType) || implements(t, aliasSchemaType) {
+	if _, mapped := g.types[t]; mapped || declares(t) {
 		return s // a schema given whole, not reflected
 	}
 	switch t.Kind() {

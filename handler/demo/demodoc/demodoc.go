@@ -15,8 +15,10 @@ import (
 // Options returns the options of the bundled server's OpenRPC document
 // (package handler/openrpc), its version version: its info, and what the
 // Go types of the methods cannot say (subtract and sum read their
-// operands from raw JSON, and their result writes itself: all are JSON
-// numbers; the clock's notifications count 1, 2, 3, …).
+// operands from raw JSON: JSON numbers, as their result, which writes
+// itself, is; the clock's notifications count 1, 2, 3, …). demo.Number
+// declares its schema (JSONSchemaText); WithTypeSchema writes it in
+// full where the result is, as the bundled document always has.
 func Options(version string) []openrpc.Option {
 	number := json.RawMessage(`{"type":"number"}`)
 	return []openrpc.Option{
