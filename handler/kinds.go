@@ -64,7 +64,15 @@ func (r *Raw) UnmarshalJSON(data []byte) error {
 
 // JSONAppender is implemented by result types that write their own JSON.
 // AppendJSON appends one valid JSON value to dst and returns the extended
-// buffer; jetrpc trusts it and does not validate it.
+// buffer; jetrpc trusts it and does not validate it. It is called for a
+// method's result R (R or *R implementing it) and for Notify's params,
+// not for a JSONAppender inside them, which sonic encodes.
+//
+// No reflection sees what AppendJSON writes: to be described by an
+// OpenRPC document (package handler/openrpc), such a type declares its
+// JSON Schema with a method JSONSchemaText() string (openrpc's
+// SchemaDeclarer) or the document is given it (openrpc.WithTypeSchema);
+// otherwise the document is not built.
 type JSONAppender interface {
 	AppendJSON(dst []byte) ([]byte, error)
 }
