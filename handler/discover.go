@@ -32,17 +32,27 @@ func Errors(errs ...*Error) MethodOption {
 }
 
 // Notifies declares T as the type of the result member of the
-// notifications that the subscriptions of a RegisterSubscription send
-// (Subscription.Notify), for discovery (MethodInfo.NotificationType). It
-// checks nothing at run time. Given to any other registration, it makes
-// that registration fail.
+// notifications that the subscriptions of a RegisterSubscription or
+// RegisterSubscriptionKinds send (Subscription.Notify), for discovery
+// (MethodInfo.NotificationType). It checks nothing at run time. Given to
+// any other registration, it makes that registration fail.
 func Notifies[T any]() MethodOption {
 	return func(c *methodConfig) { c.notifies = reflect.TypeFor[T]() }
 }
 
-// subscription marks the two methods RegisterSubscription registers for
-// the namespace ns.
-func subscription(ns string) MethodOption { return func(c *methodConfig) { c.sub = ns } }
+// subRole says which method of a subscription namespace a method is.
+type subRole struct {
+	ns        string
+	names     SubscriptionNames // all three set
+	subscribe bool              // the subscribe method, not the unsubscribe method
+}
+
+// subscription marks a method that RegisterSubscription or
+// RegisterSubscriptionKinds registers for the namespace ns.
+func subscription(ns string, names SubscriptionNames, subscribe bool) MethodOption {
+	r := &subRole{ns: ns, names: names, subscribe: subscribe}
+	return func(c *methodConfig) { c.sub = r }
+}
 
 // check reports a misuse of the discovery options: a nil error or a
 // repeated code in Errors, Notifies on a method that sends no
@@ -58,8 +68,12 @@ func (c *methodConfig) check(name string) error {
 			}
 		}
 	}
-	if c.notifies != nil && (c.sub == "" || name != c.sub+"_subscribe") {
+	subscribe := c.sub != nil && c.sub.subscribe
+	if c.notifies != nil && !subscribe {
 		return fmt.Errorf("jetrpc: method %q: Notifies is for RegisterSubscription", name)
+	}
+	if c.subNames != nil && !subscribe {
+		return fmt.Errorf("jetrpc: method %q: SubscriptionMethods is for RegisterSubscription", name)
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ type methodConfig struct {
 	summary       string
 	errs          []*Error // Errors; nil entries refused at registration
 	notifies      reflect.Type
-	sub           string // the namespace, for the methods RegisterSubscription registers
+	sub           *subRole           // the methods of RegisterSubscription and RegisterSubscriptionKinds; nil for others
+	subNames      *SubscriptionNames // SubscriptionMethods; nil without
 	params        []string
 	require       []string
 	cost          int
@@ -177,32 +178,42 @@ func register[P, R any](t *Table, name string, fn func(context.Context, P) (R, e
 
 // registerMethod compiles fn and adds it to t; ext allows an "rpc." name.
 func registerMethod[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts []MethodOption, ext bool) error {
+	mt, _, err := compileMethod(t, name, fn, opts, ext)
+	if err != nil {
+		return err
+	}
+	return t.add(mt)
+}
+
+// compileMethod compiles fn into the method name of t, without adding
+// it, and returns it with its typed invoker.
+func compileMethod[P, R any](t *Table, name string, fn func(context.Context, P) (R, error), opts []MethodOption, ext bool) (*method, *typed[P, R], error) {
 	var cfg methodConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if err := cfg.check(name); err != nil {
-		return err
+		return nil, nil, err
 	}
 	pt, rt := reflect.TypeFor[P](), reflect.TypeFor[R]()
 	pp, err := buildParams(pt)
 	if err != nil {
-		return fmt.Errorf("jetrpc: method %q: %w", name, err)
+		return nil, nil, fmt.Errorf("jetrpc: method %q: %w", name, err)
 	}
 	rp, err := buildResult(rt)
 	if err != nil {
-		return fmt.Errorf("jetrpc: method %q: %w", name, err)
+		return nil, nil, fmt.Errorf("jetrpc: method %q: %w", name, err)
 	}
 	// Compile sonic's codecs now rather than on the first call (which
 	// would take milliseconds).
 	if !pp.fast {
 		if err := decoder.Pretouch(pt); err != nil {
-			return fmt.Errorf("jetrpc: method %q: params: %w", name, err)
+			return nil, nil, fmt.Errorf("jetrpc: method %q: params: %w", name, err)
 		}
 	}
 	if !rp.fast() && !rp.appender {
 		if err := encoder.Pretouch(rt); err != nil {
-			return fmt.Errorf("jetrpc: method %q: result: %w", name, err)
+			return nil, nil, fmt.Errorf("jetrpc: method %q: result: %w", name, err)
 		}
 	}
 	m := &typed[P, R]{fn: fn, pp: pp, rp: rp, name: name, table: t}
@@ -225,10 +236,10 @@ func registerMethod[P, R any](t *Table, name string, fn func(context.Context, P)
 	if rt != noResultType {
 		mt.info.ResultType = rt
 	}
-	if cfg.sub != "" {
-		mt.info.Subscription = cfg.sub
-		if name == cfg.sub+"_subscribe" {
-			mt.info.Notification, mt.info.NotificationType = cfg.sub+"_subscription", cfg.notifies
+	if cfg.sub != nil {
+		mt.info.Subscription = cfg.sub.ns
+		if cfg.sub.subscribe {
+			mt.info.Notification, mt.info.Unsubscribe, mt.info.NotificationType = cfg.sub.names.Notification, cfg.sub.names.Unsubscribe, cfg.notifies
 		}
 	}
 	mt.cost = max(cfg.cost, 1)
@@ -247,7 +258,7 @@ func registerMethod[P, R any](t *Table, name string, fn func(context.Context, P)
 			mt.forbidden = "requires permissions " + strings.Join(cfg.require, ", ")
 		}
 	}
-	return t.add(mt)
+	return mt, m, nil
 }
 
 // method is a registered method. Immutable but for running.

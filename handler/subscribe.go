@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -280,39 +281,37 @@ func RegisterSubscription[P any](t *Table, ns string, start func(ctx context.Con
 // registerSubscription is RegisterSubscription returning the error: both
 // methods are registered, or neither.
 func registerSubscription[P any](t *Table, ns string, start func(ctx context.Context, p P, sub *Subscription) error, opts ...MethodOption) error {
+	if start == nil {
+		return fmt.Errorf("jetrpc: subscription namespace %q: nil start function", ns)
+	}
+	return registerSubscriptions(t, ns, "", opts, func(reg *subscriptions, names SubscriptionNames, sopts []MethodOption) error {
+		return register(t, names.Subscribe, subscribeFunc(reg, names.Notification, start), sopts)
+	})
+}
+
+// registerSubscriptions registers the methods of the subscription
+// namespace ns: addSubscribe registers its subscribe method, with the
+// options it is given (desc its default description, "" for the
+// usual), and registerSubscriptions its unsubscribe method. Both are
+// registered, or neither.
+func registerSubscriptions(t *Table, ns, desc string, opts []MethodOption, addSubscribe func(reg *subscriptions, names SubscriptionNames, opts []MethodOption) error) error {
 	if ns == "" {
 		return fmt.Errorf("jetrpc: subscription namespace is empty")
 	}
-	reg := &subscriptions{live: map[string]*Subscription{}} // lim set below, under t.mu
-	notifyMethod := ns + "_subscription"
-	subscribe := func(ctx context.Context, p P) (string, error) {
-		c := ConnFrom(ctx)
-		if c == nil || !c.CanPush() {
-			return "", ErrNotificationsUnsupported
-		}
-		sctx, cancel := context.WithCancel(c.Context())
-		s := &Subscription{id: newSubscriptionID(), method: notifyMethod, conn: c, ctx: sctx, cancel: cancel, reg: reg}
-		if err := reg.add(s); err != nil {
-			cancel()
-			return "", err
-		}
-		// The connection closed (now or before add): give the slot back.
-		context.AfterFunc(sctx, func() { reg.remove(s) })
-		ok := false
-		defer func() {
-			if !ok { // start failed or panicked
-				s.end()
-			}
-		}()
-		if err := start(ctx, p, s); err != nil {
-			return "", err
-		}
-		if err := ctx.Err(); err != nil {
-			return "", err // past a Timeout given to subscribe: the client is told it failed, so it must not stay
-		}
-		ok = true
-		return s.id, nil
+	var cfg methodConfig
+	for _, o := range opts {
+		o(&cfg)
 	}
+	names := SubscriptionNames{Subscribe: ns + "_subscribe", Unsubscribe: ns + "_unsubscribe", Notification: ns + "_subscription"}
+	if n := cfg.subNames; n != nil {
+		names.Subscribe = cmp.Or(n.Subscribe, names.Subscribe)
+		names.Unsubscribe = cmp.Or(n.Unsubscribe, names.Unsubscribe)
+		names.Notification = cmp.Or(n.Notification, names.Notification)
+	}
+	if names.Subscribe == names.Unsubscribe {
+		return fmt.Errorf("jetrpc: subscription namespace %q: subscribe and unsubscribe are both %q: %w", ns, names.Subscribe, ErrDuplicateName)
+	}
+	reg := &subscriptions{live: map[string]*Subscription{}} // lim set below, under t.mu
 	unsubscribe := func(ctx context.Context, p [1]string) (bool, error) {
 		c := ConnFrom(ctx)
 		s := reg.lookup(p[0])
@@ -351,15 +350,50 @@ func registerSubscription[P any](t *Table, ns string, start func(ctx context.Con
 	// The table's CallTimeout does not apply to subscribe (start must not
 	// block anyway): a subscription made after its call was answered
 	// -32002 would hold its slot for nothing. A Timeout in opts does.
-	if err := register(t, ns+"_subscribe", subscribe, append([]MethodOption{Description("subscribe to " + ns + " notifications"), Timeout(0), subscription(ns)}, opts...)); err != nil {
+	base := []MethodOption{Description(cmp.Or(desc, "subscribe to "+ns+" notifications")), Timeout(0), subscription(ns, names, true)}
+	if err := addSubscribe(reg, names, append(base, opts...)); err != nil {
 		undo("")
 		return err
 	}
-	if err := register(t, ns+"_unsubscribe", unsubscribe, []MethodOption{Inline(), Description("end a " + ns + " subscription"), ParamNames("id"), subscription(ns)}); err != nil {
-		undo(ns + "_subscribe")
+	if err := register(t, names.Unsubscribe, unsubscribe, []MethodOption{Inline(), Description("end a " + ns + " subscription"), ParamNames("id"), subscription(ns, names, false)}); err != nil {
+		undo(names.Subscribe)
 		return err
 	}
 	return nil
+}
+
+// subscribeFunc returns the method function of a subscribe method whose
+// subscriptions live in reg, send notifications named notifyMethod, and
+// are started by start.
+func subscribeFunc[P any](reg *subscriptions, notifyMethod string, start func(ctx context.Context, p P, sub *Subscription) error) func(context.Context, P) (string, error) {
+	return func(ctx context.Context, p P) (string, error) {
+		c := ConnFrom(ctx)
+		if c == nil || !c.CanPush() {
+			return "", ErrNotificationsUnsupported
+		}
+		sctx, cancel := context.WithCancel(c.Context())
+		s := &Subscription{id: newSubscriptionID(), method: notifyMethod, conn: c, ctx: sctx, cancel: cancel, reg: reg}
+		if err := reg.add(s); err != nil {
+			cancel()
+			return "", err
+		}
+		// The connection closed (now or before add): give the slot back.
+		context.AfterFunc(sctx, func() { reg.remove(s) })
+		ok := false
+		defer func() {
+			if !ok { // start failed or panicked
+				s.end()
+			}
+		}()
+		if err := start(ctx, p, s); err != nil {
+			return "", err
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err // past a Timeout given to subscribe: the client is told it failed, so it must not stay
+		}
+		ok = true
+		return s.id, nil
+	}
 }
 
 // Subscriptions returns the number of live subscriptions of namespace ns

@@ -298,15 +298,25 @@ type MethodInfo struct {
 	// They must not be modified.
 	Errors []*Error
 	// Subscription is the namespace of the methods RegisterSubscription
-	// registered, <ns>_subscribe and <ns>_unsubscribe; "" for others.
+	// or RegisterSubscriptionKinds registered (by default <ns>_subscribe
+	// and <ns>_unsubscribe; see SubscriptionMethods); "" for others.
 	Subscription string
 	// Notification is the method of the notifications that the
-	// subscriptions of a <ns>_subscribe method send, <ns>_subscription; ""
-	// for every other method, <ns>_unsubscribe included.
+	// subscriptions of a subscribe method send (by default
+	// <ns>_subscription); "" for every other method, the unsubscribe
+	// method included.
 	Notification string
+	// Unsubscribe is the method that ends the subscriptions of a
+	// subscribe method (by default <ns>_unsubscribe); "" for every other
+	// method.
+	Unsubscribe string
 	// NotificationType is the type of the result member of those
 	// notifications, as declared with Notifies; nil when not declared.
 	NotificationType reflect.Type
+	// Kinds are the kinds of a subscribe method of
+	// RegisterSubscriptionKinds, in registration order; nil for every
+	// other method. They must not be modified.
+	Kinds []SubscriptionKindInfo
 }
 
 // Methods returns the registered methods sorted by name.
@@ -319,6 +329,7 @@ func (t *Table) Methods() []MethodInfo {
 		info.Params = append([]string(nil), info.Params...)
 		info.Require = append([]string(nil), info.Require...)
 		info.Errors = append([]*Error(nil), info.Errors...)
+		info.Kinds = append([]SubscriptionKindInfo(nil), info.Kinds...)
 		out = append(out, info)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -434,7 +434,7 @@ func (g *generator) method(mi handler.MethodInfo) (*Method, error) {
 			},
 			ParamStructure: byName,
 		}
-		m.Unsubscribe = mi.Subscription + "_unsubscribe"
+		m.Unsubscribe = mi.Unsubscribe
 	}
 	return m, nil
 }
