@@ -361,6 +361,36 @@ func TestSubscription_NotifyRaw_zeroAllocs(t *testing.T) {
 	}
 }
 
+// TestRegisterSubscriptionKinds_NotifyRaw_zeroAllocs: the notifications
+// of a subscription of a kind, under names of its own, allocate nothing
+// either.
+func TestRegisterSubscriptionKinds_NotifyRaw_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	tab := handler.NewTable()
+	var sub *handler.Subscription
+	handler.RegisterSubscriptionKinds(tab, "eth", []handler.SubscriptionKind{
+		handler.NewSubscriptionKind("ticks", func(_ context.Context, _ [1]int, s *handler.Subscription) error {
+			sub = s
+			return nil
+		}),
+	}, handler.Inline(), handler.SubscriptionMethods(handler.SubscriptionNames{Notification: "eth_tick"}))
+	c := &countConn{ctx: context.Background()}
+	ctx := handler.ContextWithConn(context.Background(), c)
+	tab.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"eth_subscribe","params":["ticks",1],"id":1}`))
+	result := []byte(`{"price":101.25,"sym":"ABC"}`)
+	if err := sub.NotifyRaw(result); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(100, func() { _ = sub.NotifyRaw(result) }); a != 0 {
+		t.Errorf("NotifyRaw: %v allocations per notification, want 0", a)
+	}
+	if c.n != 102 {
+		t.Fatalf("%d notifications sent, want 102", c.n)
+	}
+}
+
 // countConn is a Conn that can push and counts what it is sent.
 type countConn struct {
 	ctx context.Context

@@ -72,3 +72,90 @@ func ExampleSubscription_NotifyRaw() {
 	// pushed: {"jsonrpc":"2.0","method":"prices_subscription","params":{"subscription":"ID","result":{"bid":101.25}}}
 	// <nil>
 }
+
+// A subscription service that speaks another protocol's method names:
+// here Solana's accountSubscribe, accountUnsubscribe and
+// accountNotification.
+func ExampleSubscriptionMethods() {
+	t := handler.NewTable()
+	var last *handler.Subscription
+	var id string
+	handler.RegisterSubscription(t, "account", func(_ context.Context, p [1]string, sub *handler.Subscription) error {
+		last, id = sub, sub.ID()
+		return nil
+	}, handler.Inline(), handler.SubscriptionMethods(handler.SubscriptionNames{
+		Subscribe: "accountSubscribe", Unsubscribe: "accountUnsubscribe", Notification: "accountNotification",
+	}))
+	for _, m := range t.Methods() {
+		fmt.Printf("%s notification=%q unsubscribe=%q\n", m.Name, m.Notification, m.Unsubscribe)
+	}
+	connCtx, closeConn := context.WithCancel(context.Background())
+	defer closeConn()
+	ctx := handler.ContextWithConn(connCtx, printConn{connCtx, &id})
+	t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"accountSubscribe","params":["7xKX"],"id":1}`))
+	_ = last.Notify(map[string]int{"lamports": 5})
+	fmt.Printf("%s\n", t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"accountUnsubscribe","params":["`+id+`"],"id":2}`)))
+	// Output:
+	// accountSubscribe notification="accountNotification" unsubscribe="accountUnsubscribe"
+	// accountUnsubscribe notification="" unsubscribe=""
+	// pushed: {"jsonrpc":"2.0","method":"accountNotification","params":{"subscription":"ID","result":{"lamports":5}}}
+	// {"jsonrpc":"2.0","result":true,"id":2}
+}
+
+// geth's shape: one eth_subscribe whose first param is the kind, one
+// eth_unsubscribe and one eth_subscription notification for all kinds.
+func ExampleRegisterSubscriptionKinds() {
+	t := handler.NewTable()
+	type filter struct {
+		Address string `json:"address"`
+	}
+	var heads, logs *handler.Subscription
+	var id string
+	handler.RegisterSubscriptionKinds(t, "eth", []handler.SubscriptionKind{
+		handler.NewSubscriptionKind("newHeads", func(_ context.Context, _ struct{}, sub *handler.Subscription) error {
+			heads, id = sub, sub.ID()
+			return nil
+		}),
+		handler.NewSubscriptionKind("logs", func(_ context.Context, p struct{ Filter filter }, sub *handler.Subscription) error {
+			logs = sub
+			fmt.Println("logs of", p.Filter.Address)
+			return nil
+		}),
+	}, handler.Inline())
+
+	connCtx, closeConn := context.WithCancel(context.Background())
+	defer closeConn()
+	ctx := handler.ContextWithConn(connCtx, printConn{connCtx, &id})
+	t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"eth_subscribe","params":["newHeads"],"id":1}`))
+	_ = heads.Notify(map[string]string{"number": "0x1b4"})
+	t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"eth_subscribe","params":["logs",{"address":"0x8320"}],"id":2}`))
+	fmt.Println(t.Subscriptions("eth"), logs != nil)
+	fmt.Printf("%s\n", t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"eth_subscribe","params":["syncing"],"id":3}`)))
+	fmt.Printf("%s\n", t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"eth_subscribe","params":["logs",{"address":1}],"id":4}`)))
+	// Output:
+	// pushed: {"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"ID","result":{"number":"0x1b4"}}}
+	// logs of 0x8320
+	// 2 true
+	// {"jsonrpc":"2.0","error":{"code":-32601,"message":"no \"syncing\" subscription in eth namespace"},"id":3}
+	// {"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: Filter: expected string"},"id":4}
+}
+
+// A kind's params follow its name: here ["count", 3].
+func ExampleNewSubscriptionKind() {
+	t := handler.NewTable()
+	count := handler.NewSubscriptionKind("count", func(_ context.Context, p [1]int, sub *handler.Subscription) error {
+		fmt.Println("count to", p[0])
+		return nil
+	})
+	handler.RegisterSubscriptionKinds(t, "demo", []handler.SubscriptionKind{count}, handler.Inline())
+	for _, k := range t.Methods()[0].Kinds {
+		fmt.Println("kind", k.Name, k.ParamsType)
+	}
+	ctx := handler.ContextWithConn(context.Background(), printConn{context.Background(), new(string)})
+	t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"demo_subscribe","params":["count",3],"id":1}`))
+	fmt.Printf("%s\n", t.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","method":"demo_subscribe","params":["count","three"],"id":2}`)))
+	// Output:
+	// kind count [1]int
+	// count to 3
+	// {"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: param 2: expected an integer"},"id":2}
+}

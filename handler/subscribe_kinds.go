@@ -68,8 +68,9 @@ type SubscriptionKind struct {
 type SubscriptionKindInfo struct {
 	// Name is the kind's name, the first param of its subscribe calls.
 	Name string
-	// Params are the names of the params that follow the name: those
-	// of P's fields, or "param 2" and on for an array P.
+	// Params are the names of the params that follow the name: the
+	// JSON names of P's fields in order; nil for a P that is not a
+	// struct.
 	Params []string
 	// ParamsType is the kind's P; nil for a kind that takes no params
 	// (P an empty struct or array).
