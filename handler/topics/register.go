@@ -15,7 +15,10 @@ import (
 // [name] answers a subscription id, then every message published on the
 // topic name reaches the client as {"jsonrpc":"2.0","method":"<ns>_subscription",
 // "params":{"subscription":ID,"result":MESSAGE}}. opts apply to
-// <ns>_subscribe. A name Valid refuses is answered -32602, a broker's
+// <ns>_subscribe; handler.SubscriptionMethods among them renames the
+// three methods. Topics.Subscribe binds any subscription, so a kind of
+// handler.RegisterSubscriptionKinds can serve topics too (eth_subscribe
+// ["topic", NAME]) by calling it from its start. A name Valid refuses is answered -32602, a broker's
 // refusal -32603. <ns>_subscribe runs inline on a single node; with a
 // broker, whose first subscription to a topic is a network round trip,
 // it runs on a worker. It panics as handler.RegisterSubscription does

@@ -792,3 +792,57 @@ func TestTopics_deliveryZeroAllocs(t *testing.T) {
 		t.Fatalf("%d notifications sent during AllocsPerRun, want %d", c.n-before, 2*101*10)
 	}
 }
+
+// A subscription made by any registration binds to a topic: here one of
+// the kind "topic" of geth-shaped eth_subscribe, ["topic", NAME], and
+// one of topics.Register under names of its own.
+func TestTopics_subscribeFromKindsAndNamedMethods(t *testing.T) {
+	h := New(nil, rvLogger())
+	tab := handler.NewTable(handler.WithLogger(rvLogger()))
+	handler.RegisterSubscriptionKinds(tab, "eth", []handler.SubscriptionKind{
+		handler.NewSubscriptionKind("topic", func(_ context.Context, p [1]string, sub *handler.Subscription) error {
+			return h.Subscribe(sub, p[0])
+		}),
+		handler.NewSubscriptionKind("newHeads", func(context.Context, struct{}, *handler.Subscription) error { return nil }),
+	}, handler.Inline())
+	Register(tab, "prices", h, handler.SubscriptionMethods(handler.SubscriptionNames{
+		Subscribe: "subscribePrices", Unsubscribe: "unsubscribePrices", Notification: "price",
+	}))
+	c := newTPConn()
+	id := func(reply string) string {
+		var r struct{ Result string }
+		if err := json.Unmarshal([]byte(reply), &r); err != nil || len(r.Result) != 34 {
+			t.Fatalf("subscribe: %s", reply)
+		}
+		return r.Result
+	}
+	kindID := id(c.call(tab, "eth_subscribe", `["topic","prices.ABC"]`, 1))
+	namedID := id(c.call(tab, "subscribePrices", `["prices.ABC"]`, 2))
+	if got := c.call(tab, "eth_subscribe", `["topic","prices.*"]`, 3); !strings.Contains(got, `"code":-32602`) {
+		t.Fatalf("invalid topic: %s", got)
+	}
+	if h.Local("prices.ABC") != 2 || tab.Subscriptions("eth") != 1 || tab.Subscriptions("prices") != 1 {
+		t.Fatalf("Local %d, eth %d, prices %d", h.Local("prices.ABC"), tab.Subscriptions("eth"), tab.Subscriptions("prices"))
+	}
+	if n, err := h.Publish("prices.ABC", handler.Raw(`{"bid": 101.25}`)); n != 2 || err != nil {
+		t.Fatalf("Publish: %d %v", n, err)
+	}
+	got := c.messages()
+	want := []string{
+		`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"` + kindID + `","result":{"bid":101.25}}}`,
+		`{"jsonrpc":"2.0","method":"price","params":{"subscription":"` + namedID + `","result":{"bid":101.25}}}`,
+	}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("sent %q, want %q", got, want)
+	}
+	if r := c.call(tab, "eth_unsubscribe", `["`+kindID+`"]`, 4); !strings.Contains(r, `"result":true`) {
+		t.Fatal(r)
+	}
+	if r := c.call(tab, "unsubscribePrices", `["`+namedID+`"]`, 5); !strings.Contains(r, `"result":true`) {
+		t.Fatal(r)
+	}
+	rvWait(t, func() bool { return h.Local("prices.ABC") == 0 })
+	if n, _ := h.Publish("prices.ABC", 1); n != 0 || len(c.messages()) != 0 {
+		t.Fatalf("delivered %d after unsubscribing", n)
+	}
+}
