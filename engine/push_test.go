@@ -20,6 +20,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/topics"
 )
 
 // note is a notification of a subscription, as the client reads it.
@@ -115,6 +116,117 @@ func TestPush_clockStream(t *testing.T) {
 	_, tcp, _ := startEngine(t, tab)
 	s := dialStream(t, "tcp", tcp)
 	clockSession(t, tab, func(m string) { s.send(t, []byte(m)) }, func() []byte { return s.line(t) })
+}
+
+// kindsTable registers geth's shape, eth_subscribe with the kinds
+// "newHeads" (whose start sends heads 1 to 3 itself) and "topic" (bound
+// to a topic of h), and accountSubscribe, accountUnsubscribe and
+// accountNotification (SubscriptionMethods), whose start sends one.
+func kindsTable(h *topics.Topics) *handler.Table {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	handler.RegisterSubscriptionKinds(tab, "eth", []handler.SubscriptionKind{
+		handler.NewSubscriptionKind("newHeads", func(_ context.Context, _ struct{}, sub *handler.Subscription) error {
+			for i := 1; i <= 3; i++ {
+				if err := sub.Notify(i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+		handler.NewSubscriptionKind("topic", func(_ context.Context, p [1]string, sub *handler.Subscription) error {
+			return h.Subscribe(sub, p[0])
+		}),
+	})
+	handler.RegisterSubscription(tab, "account", func(_ context.Context, p [1]string, sub *handler.Subscription) error {
+		return sub.Notify(p[0])
+	}, handler.Inline(), handler.SubscriptionMethods(handler.SubscriptionNames{
+		Subscribe: "accountSubscribe", Unsubscribe: "accountUnsubscribe", Notification: "accountNotification",
+	}))
+	return tab
+}
+
+// kindsSession drives kindsTable over one transport: each kind, a
+// published topic message, the errors of a bad kind and bad kind
+// params, the renamed methods, and the unsubscribes.
+func kindsSession(t *testing.T, tab *handler.Table, h *topics.Topics, send func(string), read func() []byte) {
+	subscribe := func(method, params string, id int) string {
+		t.Helper()
+		send(`{"jsonrpc":"2.0","method":"` + method + `","params":` + params + `,"id":` + fmt.Sprint(id) + `}`)
+		reply := decodeNote(t, read())
+		var sid string
+		if err := json.Unmarshal(reply.Result, &sid); err != nil || string(reply.ID) != fmt.Sprint(id) || len(sid) != 34 {
+			t.Fatalf("%s %s: %+v", method, params, reply)
+		}
+		return sid
+	}
+	expect := func(method, sid, result string) {
+		t.Helper()
+		n := decodeNote(t, read())
+		if n.Method != method || n.Params.Subscription != sid || string(n.Params.Result) != result || n.ID != nil {
+			t.Fatalf("got %+v, want %s of %s: %s", n, method, sid, result)
+		}
+	}
+	heads := subscribe("eth_subscribe", `["newHeads"]`, 1)
+	for i := 1; i <= 3; i++ {
+		expect("eth_subscription", heads, fmt.Sprint(i))
+	}
+	prices := subscribe("eth_subscribe", ` [ "topic" , "prices.ABC" ] `, 2)
+	if n, err := h.Publish("prices.ABC", handler.Raw(`{"bid": 101.25}`)); n != 1 || err != nil {
+		t.Fatalf("Publish: %d %v", n, err)
+	}
+	expect("eth_subscription", prices, `{"bid":101.25}`)
+	account := subscribe("accountSubscribe", `["7xKX"]`, 3)
+	expect("accountNotification", account, `"7xKX"`)
+	for _, c := range []struct{ params, want string }{
+		{`["syncing"]`, `{"jsonrpc":"2.0","error":{"code":-32601,"message":"no \"syncing\" subscription in eth namespace"},"id":4}`},
+		{`["topic",5]`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: param 2: expected a string"},"id":4}`},
+		{`[]`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: kind: missing required param"},"id":4}`},
+	} {
+		send(`{"jsonrpc":"2.0","method":"eth_subscribe","params":` + c.params + `,"id":4}`)
+		if got := strings.TrimSpace(string(read())); got != c.want {
+			t.Fatalf("eth_subscribe %s: %s, want %s", c.params, got, c.want)
+		}
+	}
+	if tab.Subscriptions("eth") != 2 || tab.SubscriptionCount() != 3 {
+		t.Fatalf("%d eth subscriptions, %d in all", tab.Subscriptions("eth"), tab.SubscriptionCount())
+	}
+	for i, u := range [][2]string{{"eth_unsubscribe", heads}, {"eth_unsubscribe", prices}, {"accountUnsubscribe", account}} {
+		send(`{"jsonrpc":"2.0","method":"` + u[0] + `","params":["` + u[1] + `"],"id":` + fmt.Sprint(10+i) + `}`)
+		if got, want := strings.TrimSpace(string(read())), `{"jsonrpc":"2.0","result":true,"id":`+fmt.Sprint(10+i)+`}`; got != want {
+			t.Fatalf("%s: %s, want %s", u[0], got, want)
+		}
+	}
+	if tab.SubscriptionCount() != 0 {
+		t.Fatalf("%d subscriptions after unsubscribing", tab.SubscriptionCount())
+	}
+	for deadline := time.Now().Add(5 * time.Second); h.Local("prices.ABC") != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the topic kept its subscriber")
+		}
+	}
+}
+
+// TestPush_kindsWS and TestPush_kindsStream: eth_subscribe with kinds,
+// a topic kind and renamed subscription methods, over WebSocket and
+// over a TCP stream.
+func TestPush_kindsWS(t *testing.T) {
+	h := topics.New(nil, quiet())
+	tab := kindsTable(h)
+	_, tcp, _ := startEngine(t, tab)
+	c := dialWS(t, tcp, nil)
+	kindsSession(t, tab, h, func(m string) {
+		if err := c.WriteMessage(websocket.TextMessage, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}, func() []byte { return wsRead(t, c) })
+}
+
+func TestPush_kindsStream(t *testing.T) {
+	h := topics.New(nil, quiet())
+	tab := kindsTable(h)
+	_, tcp, _ := startEngine(t, tab)
+	s := dialStream(t, "tcp", tcp)
+	kindsSession(t, tab, h, func(m string) { s.send(t, []byte(m)) }, func() []byte { return s.line(t) })
 }
 
 // TestPush_HTTP: over HTTP a subscribe is refused with geth's error.
