@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,5 +251,125 @@ func TestSourcegraph_TCP(t *testing.T) {
 	var e *jsonrpc2.Error
 	if !errors.As(err, &e) || e.Code != -32601 {
 		t.Fatalf("unknown method: %v", err)
+	}
+}
+
+// serveEth starts an engine whose eth_subscribe serves geth's shape
+// through handler.RegisterSubscriptionKinds: ["newHeads"], whose start
+// sends heads 1 to 3, and ["logs", {"address":A}], whose start sends one
+// log of A.
+func serveEth(t *testing.T) (tab *handler.Table, tcpAddr, unixPath string) {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	tab = handler.NewTable(handler.WithLogger(quiet))
+	type filter struct {
+		Address string `json:"address"`
+	}
+	handler.RegisterSubscriptionKinds(tab, "eth", []handler.SubscriptionKind{
+		handler.NewSubscriptionKind("newHeads", func(_ context.Context, _ struct{}, sub *handler.Subscription) error {
+			for i := 1; i <= 3; i++ {
+				if err := sub.Notify(ethHead{Number: "0x" + strconv.Itoa(i)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+		handler.NewSubscriptionKind("logs", func(_ context.Context, p struct{ Filter filter }, sub *handler.Subscription) error {
+			return sub.Notify(ethLog{Address: p.Filter.Address, Data: "0x01"})
+		}),
+	}, handler.Inline())
+	unixPath = filepath.Join(t.TempDir(), "jetrpc.ipc")
+	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+unixPath), engine.WithLogger(quiet))
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	})
+	return tab, e.Addrs()[0].String(), unixPath
+}
+
+// ethHead and ethLog are the results of serveEth's notifications.
+type ethHead struct {
+	Number string `json:"number"`
+}
+
+type ethLog struct {
+	Address string `json:"address"`
+	Data    string `json:"data"`
+}
+
+// TestGeth_EthSubscribeKinds: go-ethereum's client subscribes to the
+// kinds of a jetrpc eth_subscribe (EthSubscribe, and Subscribe with the
+// "eth" namespace), receives their eth_subscription notifications,
+// reads an unknown kind's and bad params' errors as geth's own, and
+// unsubscribes with eth_unsubscribe; over WebSocket and IPC.
+func TestGeth_EthSubscribeKinds(t *testing.T) {
+	tab, tcp, unix := serveEth(t)
+	for _, dial := range []struct {
+		name string
+		dial func() (*rpc.Client, error)
+	}{
+		{"ws", func() (*rpc.Client, error) { return rpc.DialWebsocket(ctx(t), "ws://"+tcp+"/", "") }},
+		{"ipc", func() (*rpc.Client, error) { return rpc.DialIPC(ctx(t), unix) }},
+	} {
+		t.Run(dial.name, func(t *testing.T) {
+			c, err := dial.dial()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			heads := make(chan ethHead)
+			hs, err := c.EthSubscribe(ctx(t), heads, "newHeads")
+			if err != nil {
+				t.Fatalf("newHeads: %v", err)
+			}
+			for i := 1; i <= 3; i++ {
+				select {
+				case h := <-heads:
+					if h.Number != "0x"+strconv.Itoa(i) {
+						t.Fatalf("head %d: %+v", i, h)
+					}
+				case err := <-hs.Err():
+					t.Fatalf("newHeads failed: %v", err)
+				case <-ctx(t).Done():
+					t.Fatalf("head %d never came", i)
+				}
+			}
+			logs := make(chan ethLog)
+			ls, err := c.Subscribe(ctx(t), "eth", logs, "logs", map[string]string{"address": "0x8320"})
+			if err != nil {
+				t.Fatalf("logs: %v", err)
+			}
+			select {
+			case l := <-logs:
+				if l.Address != "0x8320" || l.Data != "0x01" {
+					t.Fatalf("log %+v", l)
+				}
+			case <-ctx(t).Done():
+				t.Fatal("the log never came")
+			}
+			if n := tab.Subscriptions("eth"); n != 2 {
+				t.Fatalf("%d subscriptions live, want 2", n)
+			}
+			var rpcErr rpc.Error
+			if _, err := c.EthSubscribe(ctx(t), make(chan ethHead), "syncing"); !errors.As(err, &rpcErr) || rpcErr.ErrorCode() != -32601 || err.Error() != `no "syncing" subscription in eth namespace` {
+				t.Fatalf("unknown kind: %v", err)
+			}
+			if _, err := c.EthSubscribe(ctx(t), make(chan ethLog), "logs", map[string]int{"address": 1}); !errors.As(err, &rpcErr) || rpcErr.ErrorCode() != -32602 || !strings.Contains(err.Error(), "Filter") {
+				t.Fatalf("bad logs params: %v", err)
+			}
+			hs.Unsubscribe()
+			ls.Unsubscribe()
+			deadline := time.Now().Add(10 * time.Second)
+			for tab.Subscriptions("eth") != 0 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if n := tab.Subscriptions("eth"); n != 0 {
+				t.Fatalf("%d subscriptions live after Unsubscribe", n)
+			}
+		})
 	}
 }
