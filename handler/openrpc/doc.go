@@ -113,7 +113,10 @@
 // params are "subscription" (the id) and "result" (of the type declared
 // with handler.Notifies, any JSON value without it), by name; and
 // "x-unsubscribe", the name of the method that ends a subscription.
-// <ns>_unsubscribe is an ordinary method.
+// <ns>_unsubscribe is an ordinary method. The names are those
+// handler.SubscriptionMethods chose, if given; the subscribe method of
+// handler.RegisterSubscriptionKinds takes "kind" and "params", by
+// position.
 //
 // # rpc.discover
 //

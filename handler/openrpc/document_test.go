@@ -363,6 +363,25 @@ func TestDocument_errorsAndSummary(t *testing.T) {
 		`{"code":-32602,"message":"Invalid params"}]`)
 }
 
+// TestDocument_subscriptionNamesAndKinds: x-notification and
+// x-unsubscribe name the methods SubscriptionMethods chose, and a
+// subscribe method of kinds takes its kind and the kind's params.
+func TestDocument_subscriptionNamesAndKinds(t *testing.T) {
+	tab := handler.NewTable()
+	handler.RegisterSubscriptionKinds(tab, "eth", []handler.SubscriptionKind{
+		handler.NewSubscriptionKind("newHeads", func(context.Context, struct{}, *handler.Subscription) error { return nil }),
+	}, handler.SubscriptionMethods(handler.SubscriptionNames{Unsubscribe: "eth_stop", Notification: "eth_event"}))
+	doc := newDoc(t, tab)
+	sub := method(t, doc, "eth_subscribe")
+	if got, want := signature(t, sub), "eth_subscribe(kind any, params any) by-position → string"; got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+	if sub.Unsubscribe != "eth_stop" || sub.Notification == nil || sub.Notification.Name != "eth_event" || sub.Description != "subscribe to eth notifications of a kind: newHeads" {
+		t.Fatalf("eth_subscribe: %+v", sub)
+	}
+	method(t, doc, "eth_stop")
+}
+
 // TestDocument_subscription: a subscription namespace with a declared
 // notification type.
 func TestDocument_subscription(t *testing.T) {
