@@ -100,6 +100,26 @@
 // sends a result already encoded, checked and compacted, so that one
 // message can go to many subscriptions without being encoded again.
 //
+// SubscriptionMethods renames the three methods, to speak another
+// protocol's names (Solana's accountSubscribe, accountUnsubscribe and
+// accountNotification). RegisterSubscriptionKinds serves geth's whole
+// shape, several kinds of subscription under one subscribe method whose
+// first param names the kind, each kind typed with its own params (see
+// NewSubscriptionKind), sharing one unsubscribe and one notification
+// method:
+//
+//	handler.RegisterSubscriptionKinds(t, "eth", []handler.SubscriptionKind{
+//		handler.NewSubscriptionKind("newHeads", func(ctx context.Context, _ struct{}, sub *handler.Subscription) error { … }),
+//		handler.NewSubscriptionKind("logs", func(ctx context.Context, p struct{ Filter LogFilter }, sub *handler.Subscription) error { … }),
+//	})
+//
+// eth_subscribe ["logs", {…}] decodes {…} into the logs kind's params
+// (-32602 naming the param when it does not fit); an unknown kind is
+// answered -32601 `no "K" subscription in eth namespace`, as geth
+// answers. Renamed or not, of one kind or several, the subscriptions
+// of a table count together against its limits, and all are
+// Subscriptions: NotifyRaw, and topics, work on every one alike.
+//
 // Topics, the fan-out of one message to every subscription bound to a
 // name, on one node or across nodes through a broker, are package
 // handler/topics, built on these subscriptions; package
