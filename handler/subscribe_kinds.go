@@ -13,6 +13,7 @@ package handler
 // notification method.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -216,7 +217,7 @@ func (k *subscribeKinds) invoke(ctx context.Context, st *state, dst []byte) []by
 		return k.paramsError(st, dst, paramErr{label: "kind", reason: reasonWantString})
 	}
 	name := v[1 : len(v)-1]
-	if strings.IndexByte(unsafe.String(unsafe.SliceData(name), len(name)), '\\') >= 0 {
+	if bytes.IndexByte(name, '\\') >= 0 {
 		name = parser.AppendUnquote(nil, name)
 	}
 	inv := k.kinds[string(name)]
