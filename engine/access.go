@@ -20,8 +20,11 @@ import (
 
 // authorize asks Options.Authorize about the call metadata in c.call —
 // an HTTP head, or a stream connection's address — and keeps the grants
-// there. It returns the refusal's HTTP status, or 0 to go on.
-func (c *conn) authorize() int {
+// there. It returns the refusal's HTTP status, or 0 to go on. A caller
+// without credentials goes on anonymous, with no grants, under
+// Options.AuthOptional (HTTPPolicy.AdmitsAnonymous) — unless page: a
+// page has no grants to withhold, and needs credentials all the same.
+func (c *conn) authorize(page bool) int {
 	a := c.e.opts.Authorize
 	if a == nil {
 		c.call.Meta.Grants = nil
@@ -32,6 +35,9 @@ func (c *conn) authorize() int {
 	g, err := a(&c.call.Meta)
 	if err != nil {
 		c.call.Meta.Grants = nil
+		if !page && c.e.opts.AdmitsAnonymous(err) {
+			return 0 // anonymous: no grants, no principal
+		}
 		c.e.opts.Logger.Debug("jetrpc: caller refused", "remote", c.remote(), "transport", c.call.Meta.Transport.String(), "err", err)
 		c.refusal = handler.AuthText(err)
 		return handler.AuthStatus(err)
@@ -66,7 +72,7 @@ func (h *httpCodec) authorizeHTTP(c *conn, field []byte) int {
 		m.Grants, m.Principal = a.grants, a.principal
 		return 0
 	}
-	status := c.authorize()
+	status := c.authorize(false)
 	if status != 0 || m.AuthorizedUntil <= 0 || len(field) == 0 || len(field) > maxAuthField {
 		a.field = a.field[:0]
 		return status
@@ -105,7 +111,7 @@ const streamRefused = `{"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbid
 // authorizeStream asks the Authorizer about a new stream connection; a
 // refused one gets streamRefused and is set to close.
 func (c *conn) authorizeStream(out []byte) []byte {
-	status := c.authorize()
+	status := c.authorize(false)
 	if status == 0 {
 		return out
 	}

@@ -710,3 +710,82 @@ func TestKeys_tokenInURLOnlyOnWebSocket(t *testing.T) {
 		t.Errorf("WebSocket: %s", got)
 	}
 }
+
+// TestAuthOptional_everyTransport: under AuthOptional a caller without
+// credentials is served anonymous, with no grants — over HTTP, a
+// WebSocket and a stream — so that a method with Require refuses it
+// -32003 and the others answer; credentials presented are checked as
+// ever (a wrong key: 401), and a page still needs them.
+func TestAuthOptional_everyTransport(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef"
+	keys := auth.NewKeys(map[string]handler.Grants{key: {"admin"}})
+	page := engine.Page{Path: "/private", ContentType: "text/plain", Append: func(dst []byte) []byte { return append(dst, "page"...) }}
+	_, tcp, _ := startEngine(t, accessTable(), engine.WithAuthorize(keys.Authorize), engine.WithAuthOptional(true), engine.WithPage(page))
+	admin := `{"jsonrpc":"2.0","method":"admin_only","id":1}`
+	forbidden := `{"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbidden: requires permission admin"},"id":1}`
+	secret := `{"jsonrpc":"2.0","result":"secret","id":1}`
+	for _, c := range []struct {
+		name, auth, call string
+		status           int
+		body             string
+	}{
+		{"anonymous", "", admin, 200, forbidden},
+		{"keyed", "Authorization: Bearer " + key + "\r\n", admin, 200, secret},
+		{"wrong key", "Authorization: Bearer " + key + "x\r\n", admin, 401, "missing or invalid credentials\n"},
+		{"another scheme", "Authorization: Basic dXNlcjpwYXNz\r\n", admin, 401, "missing or invalid credentials\n"},
+		{"token in the URL", "", admin, 401, httprules.TextTokenInURL},
+	} {
+		target := "/"
+		if c.name == "token in the URL" {
+			target = "/?access_token=" + key
+		}
+		req := "POST " + target + " HTTP/1.1\r\nHost: a\r\n" + c.auth + "Content-Length: " + itoa(len(c.call)) + "\r\n\r\n" + c.call
+		if r := rawHTTP(t, tcp, req, 1)[0]; r.StatusCode != c.status || bodyOf(r) != c.body {
+			t.Errorf("HTTP %s: %d %q; want %d %q", c.name, r.StatusCode, bodyOf(r), c.status, c.body)
+		}
+	}
+	if w := decodeWho(t, []byte(bodyOf(rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"whoami","id":1}`, ""), 1)[0]))); w.Grants != nil || w.Transport != "http" {
+		t.Errorf("HTTP anonymous whoami: %+v", w)
+	}
+	for _, c := range []struct {
+		name, auth string
+		status     int
+	}{{"anonymous", "", 401}, {"keyed", "Authorization: Bearer " + key + "\r\n", 200}} {
+		if r := rawHTTP(t, tcp, "GET /private HTTP/1.1\r\nHost: a\r\n"+c.auth+"\r\n", 1)[0]; r.StatusCode != c.status {
+			t.Errorf("page, %s: %d; want %d", c.name, r.StatusCode, c.status)
+		}
+	}
+
+	// A WebSocket upgrade without credentials: anonymous for its life; a
+	// wrong key: 401.
+	d := &websocket.Dialer{HandshakeTimeout: 5 * time.Second}
+	if _, resp, err := d.Dial("ws://"+tcp+"/", http.Header{"Authorization": {"Bearer nope"}}); err == nil || resp == nil || resp.StatusCode != 401 {
+		t.Fatalf("WebSocket, wrong key: %v %v", err, resp)
+	}
+	ws := dialWS(t, tcp, d)
+	if got := string(wsCall(t, ws, admin)); got != forbidden {
+		t.Errorf("WebSocket anonymous admin_only: %s", got)
+	}
+	if w := decodeWho(t, wsCall(t, ws, `{"jsonrpc":"2.0","method":"whoami","id":2}`)); w.Grants != nil {
+		t.Errorf("WebSocket anonymous whoami: %+v", w)
+	}
+	keyed, _, err := d.Dial("ws://"+tcp+"/", http.Header{"Authorization": {"Bearer " + key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keyed.Close()
+	if got := string(wsCall(t, keyed, admin)); got != secret {
+		t.Errorf("WebSocket keyed admin_only: %s", got)
+	}
+
+	// A stream has no head to carry a key: anonymous.
+	s := dialStream(t, "tcp", tcp)
+	s.send(t, []byte(admin+"\n"))
+	if got := string(s.line(t)); got != forbidden+"\n" {
+		t.Errorf("stream anonymous admin_only: %q", got)
+	}
+	s.send(t, []byte(`{"jsonrpc":"2.0","method":"whoami","id":2}`+"\n"))
+	if w := decodeWho(t, s.line(t)); w.Grants != nil || w.Transport != "stream" {
+		t.Errorf("stream anonymous whoami: %+v", w)
+	}
+}

@@ -103,6 +103,15 @@ func TestConn_zeroAllocsWithAccessChecks(t *testing.T) {
 	for _, c := range cases {
 		assertRequestNoAllocs(t, cs, fc, c.name, c.in, c.worker, c.want, "Access-Control-Allow-Origin: https://app.example")
 	}
+
+	// Under AuthOptional, an anonymous caller — answered, or refused a
+	// method that needs a grant — allocates nothing either.
+	anon, afc := newFakeConnOf(t, tab, WithHosts("localhost"), WithAuthorize(keys.Authorize), WithAuthOptional(true))
+	anonReq := func(body string) string {
+		return "POST / HTTP/1.1\r\nHost: localhost:8080\r\nContent-Type: application/json\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n" + body
+	}
+	assertRequestNoAllocs(t, anon, afc, "anonymous", anonReq(`{"jsonrpc":"2.0","method":"add","params":[40,2],"id":1}`), false, `{"jsonrpc":"2.0","result":42,"id":1}`)
+	assertRequestNoAllocs(t, anon, afc, "anonymous, forbidden", anonReq(`{"jsonrpc":"2.0","method":"admin_add","params":[40,2],"id":1}`), false, `"code":-32003`)
 }
 
 // TestConn_zeroAllocsRefused: a refusal on a connection that persists —

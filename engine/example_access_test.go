@@ -62,3 +62,49 @@ func ExampleWithAuthorize() {
 	// 200 {"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbidden: requires permission admin"},"id":1}
 	// 200 {"jsonrpc":"2.0","result":"http example/1","id":1}
 }
+
+// Open reads, keyed writes: with AuthOptional, a caller without
+// credentials is served anonymous, with no grants — a method that needs
+// one refuses it -32003 — while a key presented is still checked.
+func ExampleWithAuthOptional() {
+	t := handler.NewTable()
+	handler.Register(t, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	handler.Register(t, "set", func(_ context.Context, p [1]int) (bool, error) { return true, nil },
+		handler.Inline(), handler.Require("write"))
+
+	keys := auth.NewKeys(map[string]handler.Grants{"0123456789abcdef0123456789abcdef": {"write"}})
+	e := engine.New(t, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLoops(1),
+		engine.WithAuthorize(keys.Authorize), engine.WithAuthOptional(true))
+	if err := e.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	}()
+	call := func(key, body string) {
+		req, _ := http.NewRequest("POST", "http://"+e.Addrs()[0].String()+"/", strings.NewReader(body))
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	call("", `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`)
+	call("", `{"jsonrpc":"2.0","method":"set","params":[7],"id":2}`)
+	call("0123456789abcdef0123456789abcdef", `{"jsonrpc":"2.0","method":"set","params":[7],"id":3}`)
+	call("wrong-key", `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":4}`)
+	// Output:
+	// 200 {"jsonrpc":"2.0","result":3,"id":1}
+	// 200 {"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbidden: requires permission write"},"id":2}
+	// 200 {"jsonrpc":"2.0","result":true,"id":3}
+	// 401 missing or invalid credentials
+}

@@ -199,7 +199,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	case page != nil:
 		if e.opts.Authorize != nil {
 			c.call.Meta.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)
-			if status := c.authorize(); status != 0 {
+			if status := c.authorize(true); status != 0 {
 				c.refused(status, c.authReason(status))
 				out = appendStatusText(out, status, c.refusal, keep, r.Minor, h.corsLines)
 				break
@@ -256,7 +256,7 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 		return c.closeAfterFlush(out, closeProtocol), nil
 	}
 	c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target, h.req.Auth)
-	if status := c.authorize(); status != 0 {
+	if status := c.authorize(false); status != 0 {
 		c.refused(status, c.authReason(status))
 		out = appendStatusText(out, status, c.refusal, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -66,6 +67,50 @@ func TestHTTPPolicy_engineAndHandlerAgree(t *testing.T) {
 		}
 		if got[0] != c.want || got[1] != c.want || bodies[0] != bodies[1] {
 			t.Errorf("%s: engine %d %q, HTTPHandler %d %q; want %d from both, the same body", c.name, got[0], bodies[0], got[1], bodies[1], c.want)
+		}
+	}
+}
+
+// With AuthOptional, the engine and HTTPHandler let the same callers in
+// anonymous: a call without credentials is answered, a method needing
+// a grant refuses it -32003, a wrong key and another scheme get 401.
+func TestHTTPPolicy_authOptionalAgree(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef"
+	keys := auth.NewKeys(map[string]handler.Grants{key: {"admin"}})
+	p := handler.HTTPPolicy{Authorize: keys.Authorize, AuthOptional: true}
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	handler.RegisterNoParams(tab, "admin_only", func(context.Context) (string, error) { return "secret", nil }, handler.Require("admin"))
+	_, addr, _ := startEngine(t, tab, engine.WithHTTPPolicy(p))
+	srv := httptest.NewServer(&handler.HTTPHandler{Table: tab, HTTPPolicy: p})
+	defer srv.Close()
+	add, admin := `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, `{"jsonrpc":"2.0","method":"admin_only","id":1}`
+	for _, c := range []struct {
+		name, body, auth string
+		want             int
+		reply            string
+	}{
+		{"anonymous add", add, "", 200, `{"jsonrpc":"2.0","result":3,"id":1}`},
+		{"anonymous admin_only", admin, "", 200, `{"jsonrpc":"2.0","error":{"code":-32003,"message":"Forbidden: requires permission admin"},"id":1}`},
+		{"keyed admin_only", admin, "Bearer " + key, 200, `{"jsonrpc":"2.0","result":"secret","id":1}`},
+		{"wrong key", add, "Bearer nope", 401, "missing or invalid credentials\n"},
+		{"another scheme", add, "Basic dXNlcjpwYXNz", 401, "missing or invalid credentials\n"},
+	} {
+		for _, base := range []string{"http://" + addr, srv.URL} {
+			req, _ := http.NewRequest("POST", base+"/", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			if c.auth != "" {
+				req.Header.Set("Authorization", c.auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want || string(b) != c.reply {
+				t.Errorf("%s from %s: %d %q; want %d %q", c.name, base, resp.StatusCode, b, c.want, c.reply)
+			}
 		}
 	}
 }

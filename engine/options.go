@@ -134,7 +134,9 @@ type Options struct {
 	// handler.HTTPHandler's: HealthPath ("" means httprules.DefaultHealthPath, "-"
 	// none), CORS (its Origins also bound WebSocket handshakes), Hosts
 	// and StrictHosts, Authorize (asked, besides, about each stream
-	// connection from its address alone), TrustedProxies.
+	// connection from its address alone), AuthOptional (callers without
+	// credentials go on anonymous — every stream connection, then — but
+	// Pages still need credentials), TrustedProxies.
 	handler.HTTPPolicy
 	// WSPath is where an HTTP GET with Upgrade: websocket becomes a
 	// WebSocket (RFC 6455); "" means DefaultWSPath. Each text or binary
@@ -278,6 +280,10 @@ func WithAcceptConn(f func(remote net.Addr) bool) Option {
 
 // WithAuthorize sets Options.Authorize.
 func WithAuthorize(a handler.Authorizer) Option { return func(o *Options) { o.Authorize = a } }
+
+// WithAuthOptional sets Options.AuthOptional: callers without
+// credentials go on anonymous, with no grants.
+func WithAuthOptional(on bool) Option { return func(o *Options) { o.AuthOptional = on } }
 
 // WithPingInterval sets Options.PingInterval.
 func WithPingInterval(d time.Duration) Option { return func(o *Options) { o.PingInterval = d } }

@@ -84,6 +84,15 @@ var (
 	// ErrUnauthenticated: the request carries no credentials, or wrong
 	// ones; HTTP answers 401 with WWW-Authenticate: Bearer.
 	ErrUnauthenticated = errors.New("jetrpc: missing or invalid credentials")
+	// ErrNoCredentials: the request carries no credentials at all — no
+	// Authorization field, no token anywhere an Authorizer looks; a
+	// stream connection, which has no head, never does. It wraps
+	// ErrUnauthenticated: HTTP answers 401, unless the policy lets such
+	// callers in anonymous (HTTPPolicy.AuthOptional). An Authorizer
+	// returns it, not another ErrUnauthenticated, only when nothing was
+	// presented: credentials of another scheme or malformed ones are
+	// wrong ones.
+	ErrNoCredentials = fmt.Errorf("%w: none presented", ErrUnauthenticated)
 	// ErrTokenInURL: the request carries a bearer token in its URL (the
 	// access_token query parameter) and is not a WebSocket upgrade, the
 	// one request a browser cannot give an Authorization header. A

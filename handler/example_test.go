@@ -121,3 +121,43 @@ func ExampleNewHTTPHandler() {
 	fmt.Println(resp.Status, string(body))
 	// Output: 200 OK {"jsonrpc":"2.0","result":5,"id":1}
 }
+
+// An HTTPHandler with optional authentication: a request without
+// credentials is served anonymous (no grants), one with a wrong key is
+// refused 401.
+func ExampleHTTPPolicy_AdmitsAnonymous() {
+	t := handler.NewTable()
+	handler.Register(t, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	authorize := func(m *handler.Meta) (handler.Grants, error) {
+		switch m.Header("Authorization") {
+		case "":
+			return nil, handler.ErrNoCredentials
+		case "Bearer let-me-in":
+			return handler.Grants{"write"}, nil
+		}
+		return nil, handler.ErrUnauthenticated
+	}
+	h := &handler.HTTPHandler{Table: t, HTTPPolicy: handler.HTTPPolicy{Authorize: authorize, AuthOptional: true}}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	for _, key := range []string{"", "let-me-in", "wrong"} {
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}`))
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Printf("%q: %d %s\n", key, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	fmt.Println(h.AdmitsAnonymous(handler.ErrNoCredentials), h.AdmitsAnonymous(handler.ErrUnauthenticated))
+	// Output:
+	// "": 200 {"jsonrpc":"2.0","result":5,"id":1}
+	// "let-me-in": 200 {"jsonrpc":"2.0","result":5,"id":1}
+	// "wrong": 401 missing or invalid credentials
+	// true false
+}

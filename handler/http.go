@@ -24,7 +24,8 @@ import (
 // is nothing to reply (notifications); a body over MaxBodySize → 413;
 // other methods → 405 with Allow: POST, except a health check
 // (httprules.IsHealthCheck) → 200 httprules.HealthBody; a caller the Authorizer refuses →
-// 401 or 403. A JSON-RPC error is a 200 reply: the error is in the body.
+// 401 or 403 (one without credentials goes on with no grants under
+// AuthOptional). A JSON-RPC error is a 200 reply: the error is in the body.
 // The refusals carry httprules.ErrorText, and the table's access log records
 // them (Table.Refused). Methods and interceptors see the request in
 // their Meta (MetaFrom: TransportHTTP, the addresses, the headers). Safe
@@ -122,7 +123,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cc := h.callContext(r)
 	if h.Authorize != nil {
 		g, err := h.Authorize(&cc.Meta)
-		if err != nil {
+		if err != nil && !h.AdmitsAnonymous(err) {
 			status := AuthStatus(err)
 			h.refused(r, cc, status, authReason(err, status))
 			if status == http.StatusUnauthorized {
@@ -131,7 +132,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpErrorText(w, status, AuthText(err))
 			return
 		}
-		cc.Meta.Grants = g
+		cc.Meta.Grants = g // nil for an anonymous caller (AuthOptional)
 	}
 	body := pool.Requests.Get()
 	defer pool.Requests.Put(body)

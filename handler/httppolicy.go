@@ -1,6 +1,10 @@
 package handler
 
-import "github.com/jetrpc/jetrpc/handler/httprules"
+import (
+	"errors"
+
+	"github.com/jetrpc/jetrpc/handler/httprules"
+)
 
 // HTTPPolicy is what a server of JSON-RPC over HTTP decides from a
 // request's head, before any JSON-RPC is read: where the health check
@@ -45,6 +49,19 @@ type HTTPPolicy struct {
 	// engine runs it on its event loop: it must not block. handler/auth
 	// builds the usual ones.
 	Authorize Authorizer
+	// AuthOptional lets callers without credentials in, anonymous:
+	// when Authorize refuses a request, a WebSocket upgrade or a stream
+	// connection with ErrNoCredentials (nothing presented), it goes on
+	// with no grants and no Principal, so that methods registered with
+	// Require refuse it (-32003) and the others answer it — open reads,
+	// keyed writes. Credentials presented are still checked: wrong ones
+	// get 401 (or 403) as without it. A WebSocket upgrade without
+	// credentials is anonymous for the connection's life; so is every
+	// stream connection, which has no head to carry credentials (with
+	// handler/auth's Keys and JWT). The engine's pages (engine.Page,
+	// such as metrics) are not calls and have no grants to withhold:
+	// they still require credentials. See AdmitsAnonymous.
+	AuthOptional bool
 	// TrustedProxies are the proxies (load balancers, TLS terminators)
 	// whose connections name the client they forward each request for,
 	// in X-Forwarded-For or X-Real-IP: the calls of such a connection
@@ -67,4 +84,12 @@ func HostAllows[T ~string | ~[]byte](p *HTTPPolicy, host T) bool {
 		return httprules.HostAllowedStrict(p.Hosts, host)
 	}
 	return httprules.HostAllowed(p.Hosts, host)
+}
+
+// AdmitsAnonymous reports whether a caller that p's Authorizer refused
+// with err goes on anyway, anonymous and with no grants: under
+// AuthOptional, when err is ErrNoCredentials (or wraps it). It is the
+// one rule of the engine and of HTTPHandler; it allocates nothing.
+func (p *HTTPPolicy) AdmitsAnonymous(err error) bool {
+	return p.AuthOptional && errors.Is(err, ErrNoCredentials)
 }

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -13,7 +14,11 @@ var errNoAuthorizer = fmt.Errorf("%w: no authorizer configured", handler.ErrUnau
 // Any returns an Authorizer that asks authorizers in order and accepts
 // with the grants of the first that accepts; if none does, it refuses
 // with the error of the first (so that, with API keys first, a caller
-// without credentials is told about the keys). It lets several ways in
+// without credentials is told about the keys) — unless that one found
+// no credentials (handler.ErrNoCredentials) and a later one refused
+// some: then with the first such later one's, so that a caller is
+// anonymous (handler.HTTPPolicy.AuthOptional) only when none of them
+// found credentials it refuses. It lets several ways in
 // open one server:
 //
 //	engine.WithAuthorize(auth.Any(keys.Authorize, jwt.Authorize))
@@ -41,12 +46,12 @@ func Any(authorizers ...handler.Authorizer) handler.Authorizer {
 	}
 	return func(m *handler.Meta) (handler.Grants, error) {
 		var first error
-		for i, a := range as {
+		for _, a := range as {
 			g, err := a(m)
 			if err == nil {
 				return g, nil
 			}
-			if i == 0 {
+			if first == nil || errors.Is(first, handler.ErrNoCredentials) && !errors.Is(err, handler.ErrNoCredentials) {
 				first = err
 			}
 		}

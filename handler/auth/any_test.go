@@ -74,7 +74,7 @@ func TestAny_keysOrJWT(t *testing.T) {
 		{at: here(), m: bearerMeta(keyAdmin), grants: handler.Grants{"admin"}},
 		{at: here(), m: bearerMeta(tok), grants: handler.Grants{"engine"}},
 		{at: here(), m: bearerMeta("wrong"), err: handler.ErrUnauthenticated},
-		{at: here(), m: httpMeta("/"), err: handler.ErrUnauthenticated},
+		{at: here(), m: httpMeta("/"), err: handler.ErrNoCredentials},
 	} {
 		g, err := a(c.m)
 		if !slices.Equal(g, c.grants) || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
@@ -84,5 +84,30 @@ func TestAny_keysOrJWT(t *testing.T) {
 	// The keys' error, the first authorizer's, comes back.
 	if _, err := a(bearerMeta("wrong")); err == nil || err.Error() != "jetrpc: missing or invalid credentials: unknown API key" {
 		t.Errorf("err = %v; want the keys' error", err)
+	}
+}
+
+// TestAny_noCredentials: Any refuses with handler.ErrNoCredentials — a
+// caller AuthOptional lets in anonymous — only when every authorizer
+// found no credentials; else with the first refusal of credentials
+// found.
+func TestAny_noCredentials(t *testing.T) {
+	errWrong := errors.New("wrong")
+	none := func(*handler.Meta) (handler.Grants, error) { return nil, handler.ErrNoCredentials }
+	wrong := func(*handler.Meta) (handler.Grants, error) { return nil, errWrong }
+	denied := func(*handler.Meta) (handler.Grants, error) { return nil, handler.ErrAccessDenied }
+	for _, c := range []struct {
+		at  string
+		as  []handler.Authorizer
+		err error
+	}{
+		{at: here(), as: []handler.Authorizer{none, none}, err: handler.ErrNoCredentials},
+		{at: here(), as: []handler.Authorizer{none, wrong, denied}, err: errWrong},
+		{at: here(), as: []handler.Authorizer{none, denied, wrong}, err: handler.ErrAccessDenied},
+		{at: here(), as: []handler.Authorizer{wrong, none}, err: errWrong},
+	} {
+		if _, err := auth.Any(c.as...)(&handler.Meta{}); err != c.err {
+			t.Errorf("%s: Any = %v; want %v", c.at, err, c.err)
+		}
 	}
 }

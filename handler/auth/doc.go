@@ -46,7 +46,12 @@
 // A refusal is handler.ErrUnauthenticated (HTTP 401: no credentials, or
 // wrong ones), possibly wrapped with its reason ("jetrpc: missing or
 // invalid credentials: stale token"), or handler.ErrAccessDenied (HTTP
-// 403: the IP filter). Test with errors.Is, or handler.AuthStatus.
+// 403: the IP filter). Test with errors.Is, or handler.AuthStatus. A
+// request that presents nothing at all — no Authorization field, no token
+// in its URL or subprotocols — and every stream connection are refused
+// with handler.ErrNoCredentials (a 401 too), which
+// handler.HTTPPolicy.AuthOptional lets in anonymous, with no grants:
+// open reads, keyed writes.
 //
 // # Concurrency
 //

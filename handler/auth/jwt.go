@@ -100,8 +100,12 @@ func NewJWT(secret []byte, grants handler.Grants) *JWT {
 // returns an error wrapping handler.ErrUnauthenticated, with the reason
 // (geth's: "missing token", "stale token", "future token", "missing
 // issued-at", "token is expired", or the JWT library's for a malformed
-// token or a bad signature or algorithm), and leaves m alone. A stream
-// connection, which has no request head, is always refused. The method
+// token or a bad signature or algorithm), and leaves m alone; a request
+// that presents nothing at all — no Authorization field, no token in its
+// URL or subprotocols — gets handler.ErrNoCredentials instead ("none
+// presented"), which handler.HTTPPolicy.AuthOptional lets in anonymous.
+// A stream connection, which has no request head, is always refused,
+// with handler.ErrNoCredentials. The method
 // value j.Authorize is a handler.Authorizer. An accepted token holds
 // until its iat window closes or it expires, whichever comes first
 // (handler.Meta.AuthorizedUntil): the engine gives the same answer to a
@@ -113,10 +117,13 @@ func NewJWT(secret []byte, grants handler.Grants) *JWT {
 func (j *JWT) Authorize(m *handler.Meta) (handler.Grants, error) {
 	t := headerToken(m)
 	if t == "" {
-		if TokenInURL(m) {
+		switch {
+		case TokenInURL(m):
 			return nil, handler.ErrTokenInURL
+		case presented(m):
+			return nil, errMissingToken
 		}
-		return nil, errMissingToken
+		return nil, handler.ErrNoCredentials
 	}
 	var claims jwt.RegisteredClaims
 	token, err := j.parser.ParseWithClaims(t, &claims, j.key)

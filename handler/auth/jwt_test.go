@@ -108,9 +108,9 @@ func TestJWT_Authorize(t *testing.T) {
 		{at: here(), m: bearerMeta("x.y"), want: "malformed"},
 		{at: here(), m: bearerMeta(valid + ".x"), want: "malformed"},
 		{at: here(), m: bearerMeta("!!!.!!!.!!!"), want: "malformed"},
-		{at: here(), m: httpMeta("/"), want: "missing token"},
+		{at: here(), m: httpMeta("/"), want: "none presented"},
 		{at: here(), m: httpMeta("/", "Authorization: Basic "+valid), want: "missing token"},
-		{at: here(), m: &handler.Meta{Transport: handler.TransportStream, Remote: tcp("127.0.0.1")}, want: "missing token"},
+		{at: here(), m: &handler.Meta{Transport: handler.TransportStream, Remote: tcp("127.0.0.1")}, want: "none presented"},
 		// geth reads the Authorization header only.
 		{at: here(), m: wsMeta("/?access_token=" + valid), want: "missing token"},
 		{at: here(), m: httpMeta("/?access_token=" + valid), want: "accepted on a WebSocket upgrade only"},

@@ -100,8 +100,11 @@ func (k *Keys) Len() int { return k.n }
 // m.Principal to the key's name (KeyName), so that rate limits count
 // the key's calls together from every address; or it returns an error
 // wrapping handler.ErrUnauthenticated, and leaves m alone, when the
-// request presents no key or one that is not in k. A stream connection,
-// which has no request head, is always refused. The method value
+// request presents no key or one that is not in k: handler.ErrNoCredentials
+// when it presents nothing at all (no Authorization field, no token in
+// its URL or subprotocols), which handler.HTTPPolicy.AuthOptional lets
+// in anonymous. A stream connection, which has no request head, is
+// always refused, with handler.ErrNoCredentials. The method value
 // k.Authorize is a handler.Authorizer. A key found in the Authorization
 // header holds for good (handler.Meta.AuthorizedUntil): the engine gives
 // the same answer to the connection's next requests with the same
@@ -117,10 +120,13 @@ func (k *Keys) Authorize(m *handler.Meta) (handler.Grants, error) {
 		t = Token(m)
 	}
 	if t == "" {
-		if TokenInURL(m) {
+		switch {
+		case TokenInURL(m):
 			return nil, handler.ErrTokenInURL
+		case presented(m):
+			return nil, errNoToken
 		}
-		return nil, errNoToken
+		return nil, handler.ErrNoCredentials
 	}
 	// ConstantTimeCompare only reads its arguments: viewing the strings'
 	// bytes saves the copies []byte(t) would make.

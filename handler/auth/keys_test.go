@@ -223,3 +223,35 @@ func TestKeys_Authorize_answerHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthorize_noCredentials: Keys and JWT refuse a request that
+// presents nothing at all with handler.ErrNoCredentials, which
+// HTTPPolicy.AuthOptional lets in anonymous, and one that presents
+// credentials they cannot take — another scheme, a token in a place
+// they do not read — as wrong ones, 401 with or without AuthOptional.
+func TestAuthorize_noCredentials(t *testing.T) {
+	keys := auth.NewKeys(map[string]handler.Grants{keyAdmin: {"admin"}})
+	for _, c := range []struct {
+		at   string
+		m    *handler.Meta
+		none bool // ErrNoCredentials from both
+	}{
+		{at: here(), m: httpMeta("/"), none: true},
+		{at: here(), m: httpMeta("/", "Content-Type: application/json", "Origin: https://app.example"), none: true},
+		{at: here(), m: wsMeta("/"), none: true},
+		{at: here(), m: &handler.Meta{Transport: handler.TransportStream, Remote: tcp("127.0.0.1")}, none: true},
+		{at: here(), m: httpMeta("/", "Authorization: Basic dXNlcjpwYXNz")},
+		{at: here(), m: httpMeta("/", "Authorization: Bearer")},
+		{at: here(), m: httpMeta("/", "Authorization: Bearer "+keyAdmin+"x")},
+		{at: here(), m: httpMeta("/?access_token=" + keyAdmin)},
+		{at: here(), m: wsMeta("/?access_token=a%20b")},
+		{at: here(), m: httpMeta("/", "Sec-WebSocket-Protocol: jsonrpc, bearer."+keyAdmin)},
+	} {
+		for name, a := range map[string]handler.Authorizer{"Keys": keys.Authorize, "JWT": newTestJWT().Authorize} {
+			g, err := a(c.m)
+			if g != nil || handler.AuthStatus(err) != 401 || errors.Is(err, handler.ErrNoCredentials) != c.none {
+				t.Errorf("%s: %s.Authorize = %q, %v; want 401, ErrNoCredentials %v", c.at, name, g, err, c.none)
+			}
+		}
+	}
+}

@@ -79,6 +79,18 @@ func TokenInURL(m *handler.Meta) bool {
 	return !isUpgrade(m) && m.Query(queryAccessToken) != ""
 }
 
+// presented reports whether the request m describes carries
+// credentials that Token did not take (a token it did take is presented
+// too): an Authorization field of any value — another scheme, a
+// malformed one —, an access_token query parameter, or a
+// "bearer.<token>" subprotocol. An Authorizer that finds no token
+// refuses a request without any with handler.ErrNoCredentials (which
+// handler.HTTPPolicy.AuthOptional may let in anonymous), and one with
+// some as wrong credentials. It allocates nothing unless wsToken does.
+func presented(m *handler.Meta) bool {
+	return m.Header(headerAuthorization) != "" || m.Query(queryAccessToken) != "" || wsToken(m) != ""
+}
+
 // isUpgrade reports whether m describes a WebSocket upgrade: a GET with
 // Upgrade: websocket. It does not allocate.
 func isUpgrade(m *handler.Meta) bool {
