@@ -16,7 +16,8 @@ var defaultVHosts = []string{"localhost"}
 
 // access completes the engine's HTTP policy and connection filter from
 // the access flags: --cors, --cors-headers, --cors-max-age, --vhosts,
-// --vhosts-strict and --health-path are bound to its fields already;
+// --vhosts-strict, --health-path and --auth-optional are bound to its
+// fields already;
 // here --vhosts gets its default, and --jwt-secret, --api-keys,
 // --trusted-proxy, --allow-ip and --deny-ip become its Authorize,
 // TrustedProxies and AcceptConn — reading the secret and key files now,
@@ -44,8 +45,11 @@ func (c *serveFlags) access() error {
 		}
 		authorizers = append(authorizers, auth.NewJWT(secret, handler.Grants{"*"}).Authorize)
 	}
-	if len(authorizers) > 0 {
+	switch {
+	case len(authorizers) > 0:
 		p.Authorize = auth.Any(authorizers...)
+	case p.AuthOptional:
+		return errors.New("--auth-optional: no credentials to make optional (give --api-keys or --jwt-secret)")
 	}
 	if len(c.trustedProxies) > 0 {
 		proxies, err := httprules.ParseProxies(c.trustedProxies...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
@@ -78,6 +79,39 @@ func TestServe_apiKeysAndAdmin(t *testing.T) {
 	_, _ = io.WriteString(c, addCall+"\n")
 	if got, _ := io.ReadAll(c); !strings.Contains(string(got), `"code":-32003`) {
 		t.Errorf("stream: %q", got)
+	}
+}
+
+// TestServe_authOptional: jetrpc serve --api-keys F --auth-optional
+// answers an anonymous add, refuses an anonymous admin_stats -32003 (not
+// 401), answers a key with the admin grant, and refuses a wrong key
+// 401; a stream, which cannot carry a key, is anonymous.
+func TestServe_authOptional(t *testing.T) {
+	const admin = "admin-key-0123456789abcdef"
+	keys := writeFile(t, "keys", admin+" admin\n")
+	urls := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--api-keys", keys, "--auth-optional")[0])
+	stats := `{"jsonrpc":"2.0","method":"admin_stats","id":1}`
+	if st, body := postAs(t, urls["http"], addCall); st != 200 || body != addReply {
+		t.Errorf("anonymous add: %d %q", st, body)
+	}
+	if st, body := postAs(t, urls["http"], stats); st != 200 || !strings.Contains(body, `"code":-32003`) {
+		t.Errorf("anonymous admin_stats: %d %q; want -32003", st, body)
+	}
+	if st, body := postAs(t, urls["http"], stats, "Authorization", "Bearer "+admin); st != 200 || !strings.Contains(body, `"connections":`) {
+		t.Errorf("admin key, admin_stats: %d %q", st, body)
+	}
+	if st, body := postAs(t, urls["http"], addCall, "Authorization", "Bearer wrong-key-0123456789abcdef"); st != 401 {
+		t.Errorf("wrong key: %d %q; want 401", st, body)
+	}
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(urls["tcp"], "tcp://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	_, _ = io.WriteString(c, addCall+"\n")
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || strings.TrimSpace(line) != addReply {
+		t.Errorf("anonymous stream add: %q %v", line, err)
 	}
 }
 
@@ -207,6 +241,7 @@ func TestServe_accessFlagErrors(t *testing.T) {
 		{"--jwt-secret", writeFile(t, "bad", "not hex\n")},
 		{"--allow-ip", "10.0.0.0/33"},
 		{"--deny-ip", "nope"},
+		{"--auth-optional"}, // nothing to make optional
 	} {
 		var out, errOut syncBuffer
 		if err := run(t.Context(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &out, &errOut); err == nil {

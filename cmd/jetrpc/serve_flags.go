@@ -108,6 +108,9 @@ func (c *serveFlags) rows() []serveFlag {
 			"its holders hold every permission"},
 		{groupAccess, "api-keys", bind(&c.apiKeys, ""), anyValue, "require an API key from `file` (one per line: KEY [grant,grant...]) as a bearer token: " +
 			"Authorization: Bearer KEY, or on a WebSocket upgrade only (browsers) the subprotocol bearer.KEY or ?access_token=KEY; a key in another request's URL gets 401"},
+		{groupAccess, "auth-optional", bind(&e.AuthOptional, false), anyValue, "with --api-keys or --jwt-secret, serve callers that present no credentials at all, anonymous: " +
+			"they hold no grant (admin_stats answers them -32003), and every stream connection is one; credentials presented are still checked " +
+			"(a wrong key gets 401). Open reads, keyed writes"},
 		{groupAccess, "allow-ip", value(stringsFlag{&c.allowIP}), anyValue, "accept connections only from `cidr` (an address or a prefix; repeatable, or comma-separated)"},
 		{groupAccess, "deny-ip", value(stringsFlag{&c.denyIP}), anyValue, "refuse connections from `cidr` (repeatable, or comma-separated; wins over --allow-ip)"},
 		{groupAccess, "trusted-proxy", value(stringsFlag{&c.trustedProxies}), anyValue, "trust the proxies at `cidr` (an address or a prefix; repeatable, or comma-separated) " +
