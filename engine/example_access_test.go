@@ -108,3 +108,48 @@ func ExampleWithAuthOptional() {
 	// 200 {"jsonrpc":"2.0","result":true,"id":3}
 	// 401 missing or invalid credentials
 }
+
+// preflightOf starts an engine with opts, sends it the preflight a
+// browser's page of https://app.example sends before a call, and
+// returns the answer's header named name.
+func preflightOf(name string, opts ...engine.Option) string {
+	e := engine.New(handler.NewTable(), append([]engine.Option{engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLoops(1)}, opts...)...)
+	if err := e.Start(); err != nil {
+		return err.Error()
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	}()
+	req, _ := http.NewRequest("OPTIONS", "http://"+e.Addrs()[0].String()+"/", nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	resp.Body.Close()
+	return resp.Header.Get(name)
+}
+
+// A page of another origin may send the headers WithCORSHeaders names
+// (the default: Content-Type and Authorization).
+func ExampleWithCORSHeaders() {
+	fmt.Println(preflightOf("Access-Control-Allow-Headers", engine.WithCORS("https://app.example")))
+	fmt.Println(preflightOf("Access-Control-Allow-Headers", engine.WithCORS("https://app.example"),
+		engine.WithCORSHeaders("Content-Type", "Authorization", "X-Trace-Id")))
+	// Output:
+	// Content-Type, Authorization
+	// Content-Type, Authorization, X-Trace-Id
+}
+
+// A browser keeps a preflight's answer as long as WithCORSMaxAge says
+// (the default: 10 minutes), in seconds.
+func ExampleWithCORSMaxAge() {
+	fmt.Println(preflightOf("Access-Control-Max-Age", engine.WithCORS("https://app.example")))
+	fmt.Println(preflightOf("Access-Control-Max-Age", engine.WithCORS("https://app.example"), engine.WithCORSMaxAge(time.Hour)))
+	// Output:
+	// 600
+	// 3600
+}

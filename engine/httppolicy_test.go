@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
@@ -112,5 +113,48 @@ func TestHTTPPolicy_authOptionalAgree(t *testing.T) {
 				t.Errorf("%s from %s: %d %q; want %d %q", c.name, base, resp.StatusCode, b, c.want, c.reply)
 			}
 		}
+	}
+}
+
+// Every field of httprules.CORS reaches a preflight's answer, the same
+// from the engine (set with WithCORS, WithCORSHeaders, WithCORSMaxAge)
+// and from HTTPHandler (its CORS field): the allowed headers and the max
+// age follow the settings, a negative max age sends none.
+func TestHTTPPolicy_corsPreflightAgree(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		cors            httprules.CORS
+		headers, maxAge string
+	}{
+		{"defaults", httprules.CORS{Origins: []string{"https://app.example"}}, "Content-Type, Authorization", "600"},
+		{"set", httprules.CORS{Origins: []string{"https://app.example"}, Headers: []string{"Content-Type", "X-Trace", "X-Api-Key"}, MaxAge: 90 * time.Second}, "Content-Type, X-Trace, X-Api-Key", "90"},
+		{"no max age", httprules.CORS{Origins: []string{"https://app.example"}, Headers: []string{"X-Trace"}, MaxAge: -1}, "X-Trace", ""},
+	} {
+		tab := handler.NewTable(handler.WithLogger(quiet()))
+		demo.Register(tab)
+		opts := []engine.Option{engine.WithCORS(c.cors.Origins...), engine.WithCORSMaxAge(c.cors.MaxAge)}
+		if c.cors.Headers != nil {
+			opts = append(opts, engine.WithCORSHeaders(c.cors.Headers...))
+		}
+		_, addr, _ := startEngine(t, tab, opts...)
+		srv := httptest.NewServer(&handler.HTTPHandler{Table: tab, HTTPPolicy: handler.HTTPPolicy{CORS: c.cors}})
+		for _, base := range []string{"http://" + addr, srv.URL} {
+			req, _ := http.NewRequest("OPTIONS", base+"/", nil)
+			req.Header.Set("Origin", "https://app.example")
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			req.Header.Set("Access-Control-Request-Headers", "x-trace")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			h := resp.Header
+			_, hasAge := h["Access-Control-Max-Age"]
+			if resp.StatusCode != 204 || h.Get("Access-Control-Allow-Origin") != "https://app.example" ||
+				h.Get("Access-Control-Allow-Headers") != c.headers || h.Get("Access-Control-Max-Age") != c.maxAge || hasAge != (c.maxAge != "") {
+				t.Errorf("%s, %s: %d %v; want Allow-Headers %q, Max-Age %q", c.name, base, resp.StatusCode, h, c.headers, c.maxAge)
+			}
+		}
+		srv.Close()
 	}
 }

@@ -262,6 +262,18 @@ func WithCORS(origins ...string) Option {
 	return func(o *Options) { o.CORS.Origins = append([]string(nil), origins...) }
 }
 
+// WithCORSHeaders sets Options.CORS.Headers: the request headers a
+// cross-origin page may send (a preflight's Access-Control-Allow-Headers);
+// with none, httprules.DefaultCORSHeaders. It keeps CORS's other fields.
+func WithCORSHeaders(headers ...string) Option {
+	return func(o *Options) { o.CORS.Headers = append([]string(nil), headers...) }
+}
+
+// WithCORSMaxAge sets Options.CORS.MaxAge: how long a browser may cache
+// a preflight's answer (0: httprules.DefaultCORSMaxAge; negative: no
+// Access-Control-Max-Age). It keeps CORS's other fields.
+func WithCORSMaxAge(d time.Duration) Option { return func(o *Options) { o.CORS.MaxAge = d } }
+
 // WithHTTPPolicy sets Options.HTTPPolicy, every field of it.
 func WithHTTPPolicy(p handler.HTTPPolicy) Option { return func(o *Options) { o.HTTPPolicy = p } }
 

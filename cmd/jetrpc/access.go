@@ -15,7 +15,7 @@ import (
 var defaultVHosts = []string{"localhost"}
 
 // access completes the engine's HTTP policy and connection filter from
-// the access flags: --cors, --cors-headers, --cors-max-age, --vhosts,
+// the access flags: --cors, --cors-header, --cors-max-age, --vhosts,
 // --vhosts-strict, --health-path and --auth-optional are bound to its
 // fields already;
 // here --vhosts gets its default, and --jwt-secret, --api-keys,

@@ -221,6 +221,27 @@ func TestServe_httpPolicyFlags(t *testing.T) {
 	}
 }
 
+// TestServe_corsHeaderFlags: --cors-header is repeatable, and adds to
+// the one list --cors-headers (its alias) fills; the preflight's
+// Access-Control-Allow-Headers names them all, and --cors-max-age -1s
+// sends no Access-Control-Max-Age.
+func TestServe_corsHeaderFlags(t *testing.T) {
+	urls := urlsIn(startServe(t, 1, "--listen", "127.0.0.1:0", "--cors", "https://app.example",
+		"--cors-header", "Content-Type", "--cors-header", "X-Trace", "--cors-headers", "X-Api-Key,Authorization", "--cors-max-age", "-1s")[0])
+	req, _ := http.NewRequest("OPTIONS", urls["http"], nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_, age := resp.Header["Access-Control-Max-Age"]
+	if h := resp.Header; resp.StatusCode != 204 || h.Get("Access-Control-Allow-Headers") != "Content-Type, X-Trace, X-Api-Key, Authorization" || age {
+		t.Errorf("preflight: %d %v", resp.StatusCode, h)
+	}
+}
+
 // TestServe_ipFilter: --deny-ip refuses loopback connections before
 // they are read; --allow-ip admits them.
 func TestServe_ipFilter(t *testing.T) {

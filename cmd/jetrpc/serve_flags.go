@@ -97,8 +97,8 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupAccess, "cors", value(stringsFlag{&e.CORS.Origins}), anyValue, "browser `origin` whose pages may call (CORS: preflights answered, replies marked) and " +
 			"open a WebSocket, such as https://app.example.com, or \"*\" for any (repeatable, or comma-separated). " +
 			"None given: no cross-origin calls, WebSockets from any origin"},
-		{groupAccess, "cors-headers", value(stringsFlag{&e.CORS.Headers}), anyValue, "`header` names a cross-origin page may send (repeatable, or comma-separated). " +
-			"Default: Content-Type, Authorization"},
+		{groupAccess, "cors-header,cors-headers", value(stringsFlag{&e.CORS.Headers}), anyValue, "a request `header` a cross-origin page may send (Access-Control-Allow-Headers; " +
+			"repeatable, or comma-separated; both names add to one list). Default: Content-Type, Authorization"},
 		{groupAccess, "cors-max-age", bind(&e.CORS.MaxAge, httprules.DefaultCORSMaxAge), anyValue, "how long a browser may keep a preflight's answer (negative: no Access-Control-Max-Age)"},
 		{groupAccess, "vhosts", value(stringsFlag{&e.Hosts}), anyValue, "`host` names a request's Host may carry (repeatable, or comma-separated; \"*\" for any); " +
 			"other names get 403, which defeats DNS rebinding. IP addresses and a missing Host pass (no rebinding without a name; browsers send a Host) unless --vhosts-strict. Default: localhost"},
