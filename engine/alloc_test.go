@@ -354,3 +354,19 @@ func assertNoAllocsOnConns(t *testing.T, tab *handler.Table, cases []allocCase) 
 		t.Errorf("stream pipelined 16: %v allocs per burst, want 0", got)
 	}
 }
+
+// TestConn_zeroAllocsHealthWithReady: the health check with a readiness
+// check that passes allocates nothing, and neither does its 503 after
+// SetNotReady (the body is made once, by SetNotReady).
+func TestConn_zeroAllocsHealthWithReady(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	tab := handler.NewTable()
+	demo.Register(tab)
+	cs, fc := newFakeConnOf(t, tab, WithReady(func() error { return nil }), WithLogger(slog.New(slog.DiscardHandler)))
+	const get = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+	assertRequestNoAllocs(t, cs, fc, "ready", get, false, "200 OK", `{"status":"ok"}`)
+	cs.e.SetNotReady("warming up")
+	assertRequestNoAllocs(t, cs, fc, "not ready", get, false, "503 Service Unavailable", `{"status":"not_ready","reason":"warming up"}`)
+}

@@ -256,6 +256,12 @@
 // before their connection closes, to reconnect elsewhere and subscribe
 // again.
 //
+// Readiness is apart from draining: Options.Ready (a check the health
+// check consults, fast and never blocking) and SetNotReady/SetReady (the
+// application's own switch, with its reason) make the health check
+// answer 503 {"status":"not_ready","reason":...} while calls go on and
+// connections persist; they can be undone, a drain cannot.
+//
 // Accepting uses Go's net package, so running out of file descriptors
 // (EMFILE) pauses accepting instead of stopping the engine.
 package engine

@@ -271,3 +271,50 @@ func TestWait_afterStart(t *testing.T) {
 		t.Error("still accepting after Wait returned")
 	}
 }
+
+// TestReady_healthFollowsCheckAndSwitch: the health check answers 503
+// {"status":"not_ready","reason":...} while Options.Ready fails and
+// after SetNotReady until SetReady — calls served and keep-alive
+// connections kept all the while — and 200 again once both agree; a
+// drain is not undone by SetReady.
+func TestReady_healthFollowsCheckAndSwitch(t *testing.T) {
+	var failing atomic.Pointer[error]
+	check := func() error {
+		if p := failing.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+	e, tcp, _ := startEngine(t, nil, engine.WithReady(check))
+	want := func(what string, code int, body string, ready bool) {
+		t.Helper()
+		if c, b := health(t, tcp); c != code || b != body || e.Ready() != ready {
+			t.Errorf("%s: health %d %s, Ready %v; want %d %s, %v", what, c, b, e.Ready(), code, body, ready)
+		}
+	}
+	want("ready", 200, httprules.HealthBody, true)
+	err := fmt.Errorf(`database "main" unreachable`)
+	failing.Store(&err)
+	want("check failing", 503, `{"status":"not_ready","reason":"database \"main\" unreachable"}`, false)
+	if r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"add","params":[1,1],"id":1}`, ""), 1); len(r) != 1 || r[0].Close || bodyOf(r[0]) != `{"jsonrpc":"2.0","result":2,"id":1}` {
+		t.Errorf("a call while not ready: %+v", r)
+	}
+	failing.Store(nil)
+	want("check passing", 200, httprules.HealthBody, true)
+
+	e.SetNotReady("warming caches")
+	e.SetNotReady("loading snapshot") // the last one wins
+	want("SetNotReady", 503, `{"status":"not_ready","reason":"loading snapshot"}`, false)
+	if got := callHTTP(t, tcp, 41); got != `{"jsonrpc":"2.0","result":42,"id":41}` {
+		t.Errorf("a call after SetNotReady: %s", got)
+	}
+	e.SetReady()
+	want("SetReady", 200, httprules.HealthBody, true)
+	e.SetNotReady("")
+	want(`SetNotReady("")`, 503, `{"status":"not_ready","reason":"not ready"}`, false)
+
+	e.SetReady()
+	e.Drain()
+	e.SetReady() // does not undo the drain
+	want("drained", 503, engine.DrainingBody, false)
+}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/jetrpc/jetrpc/pool/clock"
@@ -48,20 +49,21 @@ type Engine struct {
 	baseCtx   context.Context // passed to handlers; cancelled when Stop gives up waiting
 	cancel    context.CancelFunc
 
-	mu       sync.Mutex         // guards conns, waiters, loops, state
-	conns    map[*conn]struct{} // open connections
-	waiters  map[*conn]struct{} // connections waiting for their output to drain
-	loops    map[gnet.EventLoop]*loopState
-	state    int // stateNew, stateRunning, stateDraining, stateStopped
-	nconns   atomic.Int64
-	draining atomic.Bool  // Stop has begun
-	unready  atomic.Bool  // Drain was called: the health check answers 503
-	notice   []byte       // the close notice (Options.CloseNotice), nil without one; immutable
-	now      atomic.Int64 // coarse clock (a reading of package clock), set by the ticker
-	maxConns int          // MaxConns, lowered to what the file descriptor limit allows
-	yield    bool         // the loops take every P: a worker runs only when a loop lets it (conn.awaitOne); set by Start
-	budget   budget       // MaxOutputBudget: the bytes held for all connections (budget.go)
-	stats    engineStats  // the counters of Stats (stats.go)
+	mu          sync.Mutex         // guards conns, waiters, loops, state
+	conns       map[*conn]struct{} // open connections
+	waiters     map[*conn]struct{} // connections waiting for their output to drain
+	loops       map[gnet.EventLoop]*loopState
+	state       int // stateNew, stateRunning, stateDraining, stateStopped
+	nconns      atomic.Int64
+	draining    atomic.Bool            // Stop has begun
+	drainCalled atomic.Bool            // Drain was called: the health check answers 503, for good
+	notReady    atomic.Pointer[string] // the health check's 503 body (SetNotReady), nil while ready
+	notice      []byte                 // the close notice (Options.CloseNotice), nil without one; immutable
+	now         atomic.Int64           // coarse clock (a reading of package clock), set by the ticker
+	maxConns    int                    // MaxConns, lowered to what the file descriptor limit allows
+	yield       bool                   // the loops take every P: a worker runs only when a loop lets it (conn.awaitOne); set by Start
+	budget      budget                 // MaxOutputBudget: the bytes held for all connections (budget.go)
+	stats       engineStats            // the counters of Stats (stats.go)
 
 	acceptWG sync.WaitGroup
 	tickDone chan struct{}
@@ -117,17 +119,50 @@ func New(t *handler.Table, opts ...Option) *Engine {
 // (RFC 9112 9.6) — so that keep-alive clients connect again (through the
 // balancer, to a node that is ready). WebSocket and stream connections
 // stay open. Stop follows, after the time the balancer's health checks
-// need to notice (Run waits Options.DrainGrace). Drain cannot be undone; it
-// is safe from any goroutine and more than once.
+// need to notice (Run waits Options.DrainGrace). Drain cannot be undone
+// (SetReady does not: it is the application's readiness, not a drain);
+// it is safe from any goroutine and more than once.
 func (e *Engine) Drain() {
-	if !e.unready.Swap(true) {
+	if !e.drainCalled.Swap(true) {
 		e.opts.Logger.Info("jetrpc: draining: the health check answers 503; calls are still served")
 	}
 }
 
+// SetNotReady makes the health check answer 503
+// {"status":"not_ready","reason":REASON} (httprules.NotReadyBody) until
+// SetReady, whatever Options.Ready says: the application's own
+// readiness — warming up, a dependency down, taken out of the load
+// balancer's pool by hand. Unlike Drain, it can be undone, and nothing
+// else changes: calls are served, keep-alive connections persist. Safe
+// from any goroutine; the last call wins. A drain answers 503
+// {"status":"draining"} whatever it says.
+func (e *Engine) SetNotReady(reason string) {
+	body := httprules.NotReadyBody(reason)
+	if e.notReady.Swap(&body) == nil {
+		e.opts.Logger.Info("jetrpc: not ready: the health check answers 503", "reason", reason)
+	}
+}
+
+// SetReady undoes SetNotReady: the health check answers 200 again, if
+// Options.Ready agrees and the engine does not drain (SetReady does not
+// undo Drain). Safe from any goroutine.
+func (e *Engine) SetReady() {
+	if e.notReady.Swap(nil) != nil {
+		e.opts.Logger.Info("jetrpc: ready: the health check answers 200 again")
+	}
+}
+
 // Ready reports whether the health check answers 200: false once Drain
-// or Stop has been called.
-func (e *Engine) Ready() bool { return !e.unready.Load() && !e.draining.Load() }
+// or Stop has been called, after SetNotReady until SetReady, and while
+// Options.Ready returns an error (it is called).
+func (e *Engine) Ready() bool {
+	return e.serving() && e.notReady.Load() == nil && (e.opts.Ready == nil || e.opts.Ready() == nil)
+}
+
+// serving reports whether the engine neither drains nor stops: HTTP
+// connections persist (keep-alive). Readiness (SetNotReady,
+// Options.Ready) does not close them.
+func (e *Engine) serving() bool { return !e.drainCalled.Load() && !e.draining.Load() }
 
 // Addrs returns the bound addresses of the listeners, in the order given,
 // once Start has returned (a port 0 is resolved here).

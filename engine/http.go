@@ -175,8 +175,8 @@ func (h *httpCodec) keepHead(c *conn) {
 // follows that would have to be skipped.
 func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	e, r := c.e, &h.req
-	keep := r.KeepAlive && !r.HasBody() && e.Ready() // draining or stopping: the last response (call)
-	why := h.closeWhy(c)                             // when the connection does not persist
+	keep := r.KeepAlive && !r.HasBody() && e.serving() // draining or stopping: the last response (call)
+	why := h.closeWhy(c)                               // when the connection does not persist
 	page := e.pageFor(r.Method, r.Target)
 	mark := len(out)
 	switch {
@@ -195,7 +195,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		h.refusedHead(c, http1.StatusPayloadTooLarge, httprules.ReasonBodyTooLarge)
 		out = appendStatus(out, http1.StatusPayloadTooLarge, false, r.Minor, h.corsLines)
 	case httprules.IsHealthCheck(r.Method, r.Target, e.opts.HealthPath):
-		out = appendHealth(out, e.Ready(), keep, r.Minor, h.corsLines)
+		out = appendHealth(out, e.health(), keep, r.Minor, h.corsLines)
 	case page != nil:
 		if e.opts.Authorize != nil {
 			c.call.Meta.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)
@@ -229,7 +229,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 // (401 or 403). A body that follows is not read: the connection closes.
 func (h *httpCodec) refuseCaller(c *conn, out []byte, status int) []byte {
 	r := &h.req
-	keep := r.KeepAlive && !r.HasBody() && c.e.Ready()
+	keep := r.KeepAlive && !r.HasBody() && c.e.serving()
 	mark := len(out)
 	c.refused(status, c.authReason(status))
 	out = appendStatusText(out, status, c.refusal, keep, r.Minor, h.corsLines)
@@ -297,7 +297,7 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 	r := &h.req
 	// Draining or stopping, the reply says Connection: close and is the
 	// connection's last: nothing read after it is run (RFC 9112 9.6).
-	keep := r.KeepAlive && c.e.Ready()
+	keep := r.KeepAlive && c.e.serving()
 	tag := uint8(0)
 	if keep {
 		tag |= tagKeepAlive
@@ -332,7 +332,7 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 // closeWhy is why a connection closes after a reply that says
 // Connection: close: the client asked, or the engine drains or stops.
 func (h *httpCodec) closeWhy(c *conn) closeReason {
-	if h.req.KeepAlive && !c.e.Ready() {
+	if h.req.KeepAlive && !c.e.serving() {
 		return closeStopping
 	}
 	return closeByClient

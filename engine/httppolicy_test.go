@@ -2,10 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,5 +158,45 @@ func TestHTTPPolicy_corsPreflightAgree(t *testing.T) {
 			}
 		}
 		srv.Close()
+	}
+}
+
+// One readiness check given to the engine and to HTTPHandler answers
+// the health check the same way: 200 while it passes, 503 with the same
+// body naming its error while it fails.
+func TestHTTPPolicy_readyAgree(t *testing.T) {
+	var failing atomic.Bool
+	p := handler.HTTPPolicy{Ready: func() error {
+		if failing.Load() {
+			return errors.New("replica lagging")
+		}
+		return nil
+	}}
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	_, addr, _ := startEngine(t, tab, engine.WithHTTPPolicy(p))
+	srv := httptest.NewServer(&handler.HTTPHandler{Table: tab, HTTPPolicy: p})
+	defer srv.Close()
+	for _, c := range []struct {
+		fail bool
+		code int
+		body string
+	}{
+		{false, 200, httprules.HealthBody},
+		{true, 503, `{"status":"not_ready","reason":"replica lagging"}`},
+		{false, 200, httprules.HealthBody},
+	} {
+		failing.Store(c.fail)
+		for _, base := range []string{"http://" + addr, srv.URL} {
+			resp, err := http.Get(base + "/health")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.code || string(b) != c.body || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("failing %v, %s: %d %s; want %d %s", c.fail, base, resp.StatusCode, b, c.code, c.body)
+			}
+		}
 	}
 }

@@ -159,12 +159,31 @@ func appendReply(dst, body []byte, keepAlive bool, minor int, cors string) []byt
 	return append(dst, body...)
 }
 
+// health returns the body of the health check's 503, or "" while the
+// engine is ready: DrainingBody once it drains or stops, the body of
+// SetNotReady, or httprules.NotReadyBody of Options.Ready's error (which
+// allocates). While ready it allocates nothing.
+func (e *Engine) health() string {
+	if !e.serving() {
+		return DrainingBody
+	}
+	if b := e.notReady.Load(); b != nil {
+		return *b
+	}
+	if e.opts.Ready != nil {
+		if err := e.opts.Ready(); err != nil {
+			return httprules.NotReadyBody(err.Error())
+		}
+	}
+	return ""
+}
+
 // appendHealth answers the health check: 200 HealthBody while the
-// engine is ready, 503 DrainingBody once it drains or stops.
-func appendHealth(dst []byte, ready, keepAlive bool, minor int, cors string) []byte {
+// engine is ready (unready is ""), else 503 unready (Engine.health).
+func appendHealth(dst []byte, unready string, keepAlive bool, minor int, cors string) []byte {
 	status, body := statusLine200, httprules.HealthBody
-	if !ready {
-		status, body = statusLine503, DrainingBody
+	if unready != "" {
+		status, body = statusLine503, unready
 	}
 	dst = appendHeadStart(dst, status, keepAlive, minor, cors)
 	dst = append(dst, "Content-Type: application/json\r\nContent-Length: "...)

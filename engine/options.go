@@ -132,7 +132,9 @@ type Options struct {
 	Pages []Page
 	// HTTPPolicy is the policy of HTTP requests' heads, the same as
 	// handler.HTTPHandler's: HealthPath ("" means httprules.DefaultHealthPath, "-"
-	// none), CORS (its Origins also bound WebSocket handshakes), Hosts
+	// none), Ready (the readiness check the health check consults, on
+	// the event loop: fast, never blocking; see also
+	// Engine.SetNotReady), CORS (its Origins also bound WebSocket handshakes), Hosts
 	// and StrictHosts, Authorize (asked, besides, about each stream
 	// connection from its address alone), AuthOptional (callers without
 	// credentials go on anonymous — every stream connection, then — but
@@ -253,6 +255,11 @@ func WithTimeouts(idle, read, write time.Duration) Option {
 
 // WithHealthPath sets Options.HealthPath.
 func WithHealthPath(p string) Option { return func(o *Options) { o.HealthPath = p } }
+
+// WithReady sets Options.Ready, the readiness check the health check
+// consults: it must be fast and must not block (it runs on the event
+// loop, on every health check).
+func WithReady(f func() error) Option { return func(o *Options) { o.Ready = f } }
 
 // WithWSPath sets Options.WSPath.
 func WithWSPath(p string) Option { return func(o *Options) { o.WSPath = p } }

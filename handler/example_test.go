@@ -161,3 +161,27 @@ func ExampleHTTPPolicy_AdmitsAnonymous() {
 	// "wrong": 401 missing or invalid credentials
 	// true false
 }
+
+// An HTTPHandler taken out of its load balancer's pool by the
+// application, and put back: the health check says so, calls go on.
+func ExampleHTTPHandler_SetNotReady() {
+	h := handler.NewHTTPHandler(handler.NewTable())
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	health := func() {
+		resp, err := http.Get(srv.URL + "/health")
+		if err != nil {
+			panic(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode, string(body))
+	}
+	h.SetNotReady("maintenance")
+	health()
+	h.SetReady()
+	health()
+	// Output:
+	// 503 {"status":"not_ready","reason":"maintenance"}
+	// 200 {"status":"ok"}
+}

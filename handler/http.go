@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser"
@@ -23,7 +24,9 @@ import (
 // type → 415); reply 200 application/json, or 204 No Content when there
 // is nothing to reply (notifications); a body over MaxBodySize → 413;
 // other methods → 405 with Allow: POST, except a health check
-// (httprules.IsHealthCheck) → 200 httprules.HealthBody; a caller the Authorizer refuses →
+// (httprules.IsHealthCheck) → 200 httprules.HealthBody (503
+// httprules.NotReadyBody after SetNotReady or while the policy's Ready
+// fails); a caller the Authorizer refuses →
 // 401 or 403 (one without credentials goes on with no grants under
 // AuthOptional). A JSON-RPC error is a 200 reply: the error is in the body.
 // The refusals carry httprules.ErrorText, and the table's access log records
@@ -37,14 +40,47 @@ type HTTPHandler struct {
 	// message's limit on a stream too.
 	MaxBodySize int64
 	// HTTPPolicy is the policy of requests' heads, the engine's: health
-	// path, CORS, Hosts, Authorize, TrustedProxies.
+	// path and readiness check, CORS, Hosts, Authorize, AuthOptional,
+	// TrustedProxies.
 	HTTPPolicy
+
+	notReady atomic.Pointer[string] // the health check's 503 body (SetNotReady), nil while ready
 }
 
 // NewHTTPHandler returns an HTTPHandler over t with the defaults.
 func NewHTTPHandler(t *Table) *HTTPHandler { return &HTTPHandler{Table: t} }
 
 var _ http.Handler = (*HTTPHandler)(nil)
+
+// SetNotReady makes the health check answer 503
+// {"status":"not_ready","reason":REASON} (httprules.NotReadyBody) until
+// SetReady, whatever the policy's Ready says: the application's own
+// readiness — warming up, or taken out of its load balancer's pool by
+// hand. Calls are still served. Safe from any goroutine; the last call
+// wins.
+func (h *HTTPHandler) SetNotReady(reason string) {
+	body := httprules.NotReadyBody(reason)
+	h.notReady.Store(&body)
+}
+
+// SetReady undoes SetNotReady: the health check answers as the policy's
+// Ready says (200 without one). Safe from any goroutine.
+func (h *HTTPHandler) SetReady() { h.notReady.Store(nil) }
+
+// health returns the health check's status and body: 503 after
+// SetNotReady or while the policy's Ready fails, else 200
+// httprules.HealthBody.
+func (h *HTTPHandler) health() (int, string) {
+	if b := h.notReady.Load(); b != nil {
+		return http.StatusServiceUnavailable, *b
+	}
+	if h.Ready != nil {
+		if err := h.Ready(); err != nil {
+			return http.StatusServiceUnavailable, httprules.NotReadyBody(err.Error())
+		}
+	}
+	return http.StatusOK, httprules.HealthBody
+}
 
 // AuthText is the body of the HTTP refusal of an Authorizer's error err:
 // httprules.TextTokenInURL for ErrTokenInURL, else httprules.ErrorText of its status
@@ -97,8 +133,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		if httprules.IsHealthCheck(r.Method, r.URL.Path, h.HealthPath) {
+			status, body := h.health()
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, httprules.HealthBody)
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, body)
 			return
 		}
 		h.refused(r, nil, http.StatusMethodNotAllowed, httprules.ReasonMethodNotAllowed)

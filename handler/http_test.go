@@ -4,6 +4,7 @@ package handler_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -233,4 +234,50 @@ func TestHTTPHandler_refusedOriginRunsNothing(t *testing.T) {
 	if n.Load() != 2 {
 		t.Errorf("%d calls ran, want 2", n.Load())
 	}
+}
+
+// TestHTTPHandler_readiness: the health check answers 503
+// {"status":"not_ready","reason":...} while the policy's Ready fails and
+// after SetNotReady until SetReady; calls are served all the while.
+func TestHTTPHandler_readiness(t *testing.T) {
+	var failing atomic.Bool
+	tab := handler.NewTable()
+	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
+	h := &handler.HTTPHandler{Table: tab, HTTPPolicy: handler.HTTPPolicy{Ready: func() error {
+		if failing.Load() {
+			return errors.New("cache cold")
+		}
+		return nil
+	}}}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	want := func(what string, code int, body string) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != code || string(b) != body || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s %v; want %d %s", what, resp.StatusCode, b, resp.Header, code, body)
+		}
+		resp, err = http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != `{"jsonrpc":"2.0","result":3,"id":1}` {
+			t.Errorf("%s: a call: %d %s", what, resp.StatusCode, b)
+		}
+	}
+	want("ready", 200, httprules.HealthBody)
+	failing.Store(true)
+	want("Ready failing", 503, `{"status":"not_ready","reason":"cache cold"}`)
+	failing.Store(false)
+	h.SetNotReady("maintenance")
+	want("SetNotReady", 503, `{"status":"not_ready","reason":"maintenance"}`)
+	h.SetReady()
+	want("SetReady", 200, httprules.HealthBody)
 }

@@ -8,15 +8,28 @@ import (
 
 // HTTPPolicy is what a server of JSON-RPC over HTTP decides from a
 // request's head, before any JSON-RPC is read: where the health check
-// answers, which pages of other origins may call, which Host names a
-// request may carry, who may call, and which proxies name their
-// clients. The engine (engine.Options) and HTTPHandler embed it, so the
+// answers and what readiness it reports, which pages of other origins
+// may call, which Host names a request may carry, who may call, and
+// which proxies name their clients. The engine (engine.Options) and HTTPHandler embed it, so the
 // two read one policy with one set of rules and cannot differ.
 type HTTPPolicy struct {
-	// HealthPath is where HTTP GET answers 200 httprules.HealthBody (503
-	// {"status":"draining"} from an engine that drains); "" means
+	// HealthPath is where HTTP GET answers 200 httprules.HealthBody, or
+	// 503 while the server is not ready (Ready, SetNotReady) or, an
+	// engine, drains ({"status":"draining"}); "" means
 	// httprules.DefaultHealthPath, "-" turns the health check off (httprules.IsHealthCheck).
 	HealthPath string
+	// Ready, when set, is the readiness check the health check consults:
+	// while it returns an error, GET of HealthPath answers 503
+	// httprules.NotReadyBody(err.Error()) — {"status":"not_ready",
+	// "reason":...} — and calls are still served (it tells a load
+	// balancer to send new traffic elsewhere; it refuses nothing). It is
+	// called on every health check (the engine's on its event loop) and
+	// by engine.Engine.Ready, from any goroutine: it must be fast and
+	// must not block — a check that costs (a database ping, say) runs
+	// apart, on a timer, and Ready returns its last answer. nil: always
+	// ready. An engine that drains answers 503 {"status":"draining"}
+	// without asking it.
+	Ready func() error
 	// CORS lets pages of other origins call (cross-origin requests from
 	// browsers): an OPTIONS preflight from an allowed origin is answered
 	// 204 with the allowed methods and headers and a max age, and replies

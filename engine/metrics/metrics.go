@@ -88,7 +88,7 @@ var (
 	descConnPeak = desc("connection_output_peak_bytes",
 		"The most bytes one connection has held: its unsent output plus its queued server messages (what the push queue bounds).")
 	descReady = desc("ready",
-		"1 while the health check answers 200; 0 once the server drains (engine.Drain, jetrpc serve --drain-grace) or stops.")
+		"1 while the health check answers 200; 0 while it answers 503: the server is not ready (engine.Engine.SetNotReady, handler.HTTPPolicy.Ready), drains (engine.Drain, jetrpc serve --drain-grace) or stops.")
 )
 
 // Collector is a prometheus.Collector of a table's metrics and, when it

@@ -4,7 +4,10 @@ package httprules
 // alike: which Content-Type a call may carry, which GET is the health
 // check and what it answers, and the texts of the refusals.
 
-import "github.com/jetrpc/jetrpc/parser/http1"
+import (
+	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/parser/http1"
+)
 
 // DefaultHealthPath is the path where GET answers 200 HealthBody, when a
 // policy names none.
@@ -12,6 +15,22 @@ const DefaultHealthPath = "/health"
 
 // HealthBody is the body of the 200 reply to a health check.
 const HealthBody = `{"status":"ok"}`
+
+// NotReadyBody returns the body of the 503 reply to a health check while
+// the server is not ready — its readiness check (handler.HTTPPolicy.Ready)
+// fails, or the application said so (engine.Engine.SetNotReady,
+// handler.HTTPHandler.SetNotReady) —, naming the reason:
+// {"status":"not_ready","reason":REASON}, REASON a JSON string ("not
+// ready" when empty). It allocates the body.
+func NotReadyBody(reason string) string {
+	if reason == "" {
+		reason = "not ready"
+	}
+	b := make([]byte, 0, len(`{"status":"not_ready","reason":""}`)+len(reason)+8)
+	b = append(b, `{"status":"not_ready","reason":`...)
+	b = parser.AppendQuote(b, reason)
+	return string(append(b, '}'))
+}
 
 // AcceptableContentType reports whether a request's Content-Type value
 // is one JSON-RPC over HTTP accepts: empty, or application/json,
