@@ -86,7 +86,9 @@
 //     allowed origins (and bounds WebSocket origins), and
 //     Options.Authorize decides from the head of each HTTP call, each
 //     WebSocket upgrade and each stream connection (401, 403, or for a
-//     stream one -32003 error and close) and gives the caller's grants;
+//     stream one -32003 error and close) and gives the caller's grants
+//     — or, under Options.AuthOptional, lets a caller that presents no
+//     credentials in anonymous, with none;
 //   - the call: the table's interceptors (handler.Table.Use) and the
 //     permissions a method requires (handler.Require).
 //

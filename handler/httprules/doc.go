@@ -13,10 +13,12 @@
 // HostAllowedStrict decide; AllowOrigin and OriginAllowed answer for a
 // CORS configuration, CORS.PreflightHeaders makes the lines of a
 // preflight's answer; ErrorText and the Text constants are the plain-text
-// bodies of the refusals, HealthBody the health check's.
+// bodies of the refusals, HealthBody the health check's and NotReadyBody
+// its 503's while the server is not ready.
 //
 // # Lifetimes
 //
-// Every function works on a string or on bytes, allocates nothing, and
+// Every function works on a string or on bytes, allocates nothing (but
+// NotReadyBody and CORS.PreflightHeaders, which make their strings), and
 // keeps nothing of its arguments.
 package httprules
