@@ -317,4 +317,34 @@ func TestReady_healthFollowsCheckAndSwitch(t *testing.T) {
 	e.Drain()
 	e.SetReady() // does not undo the drain
 	want("drained", 503, engine.DrainingBody, false)
+	if r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"add","params":[1,1],"id":1}`, ""), 1); len(r) != 1 || !r[0].Close {
+		t.Errorf("a call while drained: %+v, want its connection's last (Connection: close)", r)
+	}
+	if !e.Undrain() || e.Undrain() {
+		t.Error("Undrain: want true once (it drained), then false")
+	}
+	want("undrained", 200, httprules.HealthBody, true)
+	if r := rawHTTP(t, tcp, post(`{"jsonrpc":"2.0","method":"add","params":[1,1],"id":1}`, ""), 1); len(r) != 1 || r[0].Close {
+		t.Errorf("a call after Undrain: %+v, want keep-alive again", r)
+	}
+}
+
+// Undrain does not undo a stop: the health check of a stopping engine
+// stays 503 whatever the application does.
+func TestUndrain_doesNotUndoStop(t *testing.T) {
+	e, tcp, _ := startEngine(t, nil)
+	e.Drain()
+	stopped := make(chan error, 1)
+	go func() { stopped <- e.Stop(context.Background()) }()
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	e.Undrain()
+	if e.Ready() {
+		t.Error("Ready after Stop and Undrain")
+	}
+	if c, err := net.Dial("tcp", tcp); err == nil {
+		c.Close()
+		t.Error("a stopped engine accepted a connection after Undrain")
+	}
 }

@@ -119,13 +119,27 @@ func New(t *handler.Table, opts ...Option) *Engine {
 // (RFC 9112 9.6) — so that keep-alive clients connect again (through the
 // balancer, to a node that is ready). WebSocket and stream connections
 // stay open. Stop follows, after the time the balancer's health checks
-// need to notice (Run waits Options.DrainGrace). Drain cannot be undone
+// need to notice (Run waits Options.DrainGrace). Only Undrain undoes it
 // (SetReady does not: it is the application's readiness, not a drain);
 // it is safe from any goroutine and more than once.
 func (e *Engine) Drain() {
 	if !e.drainCalled.Swap(true) {
 		e.opts.Logger.Info("jetrpc: draining: the health check answers 503; calls are still served")
 	}
+}
+
+// Undrain undoes Drain, explicitly: the health check answers 200 again
+// (if the application is ready) and HTTP connections persist again — a
+// deploy that was called off, a node put back in the pool. It does not
+// undo Stop: once Stop (or Run's stop sequence) has begun, the engine
+// stops whatever Undrain says. It reports whether the engine drained.
+// Safe from any goroutine.
+func (e *Engine) Undrain() bool {
+	if !e.drainCalled.Swap(false) {
+		return false
+	}
+	e.opts.Logger.Info("jetrpc: undrained: the health check answers as the engine's readiness says")
+	return true
 }
 
 // SetNotReady makes the health check answer 503

@@ -92,3 +92,18 @@ func ExampleEngine_SetReady() {
 	// true
 	// 503 {"status":"draining"}
 }
+
+// Undrain puts a drained engine back: a rolling deploy called off before
+// its Stop.
+func ExampleEngine_Undrain() {
+	e, stop := startQuiet()
+	defer stop()
+	e.Drain()
+	printHealth(e)
+	fmt.Println(e.Undrain())
+	printHealth(e)
+	// Output:
+	// 503 {"status":"draining"}
+	// true
+	// 200 {"status":"ok"}
+}
