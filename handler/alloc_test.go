@@ -5,6 +5,7 @@ package handler_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -400,3 +401,60 @@ type countConn struct {
 func (c *countConn) Send([]byte) error        { c.n++; return nil }
 func (c *countConn) CanPush() bool            { return true }
 func (c *countConn) Context() context.Context { return c.ctx }
+
+// TestCallFrom_zeroAllocs: a method that reads its call (CallFrom) — its
+// id, name and notification flag — allocates nothing, inline and on the
+// blocking path (deferred, run from its Pending), alone, in a batch and
+// through a context derived from its own, with and without an
+// interceptor.
+func TestCallFrom_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	for _, icept := range []bool{false, true} {
+		w := pool.NewWorkers(2, 16)
+		t.Cleanup(w.Close)
+		tab := handler.NewTable(handler.WithWorkers(w))
+		read := func(ctx context.Context, p [2]int) (int, error) {
+			c := handler.CallFrom(ctx)
+			if c.Method == "" || (c.ID == nil) != c.Notification {
+				return 0, handler.ErrInternal
+			}
+			return p[0] + p[1] + len(c.ID), nil
+		}
+		handler.Register(tab, "add", read, handler.Inline())
+		handler.Register(tab, "slowadd", read)
+		if icept {
+			tab.Use(func(ctx context.Context, c *handler.Call) error { c.Next(ctx); return nil })
+		}
+		assertNoAllocs(t, tab, map[string]string{
+			"inline":       `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`,
+			"notification": `{"jsonrpc":"2.0","method":"add","params":[1,2]}`,
+			"batch":        `[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"add","params":[3,4],"id":22}]`,
+			"blocking":     `{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1}`,
+		}, false)
+		ctx := context.Background()
+		buf := make([]byte, 0, 4096)
+		for name, msg := range map[string]string{
+			"single": `{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1}`,
+			"batch":  `[{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"add","params":[3,4],"id":2}]`,
+		} {
+			b := []byte(msg)
+			var later handler.Pending
+			step := func() {
+				var oc handler.Outcome
+				if buf, oc = tab.DispatchInline(ctx, buf[:0], b, &later); oc != handler.Deferred {
+					t.Fatalf("%s: outcome %v", name, oc)
+				}
+				buf = later.Run(ctx, buf)
+			}
+			step()
+			if strings.Contains(string(buf), "error") {
+				t.Fatalf("%s: %s", name, buf)
+			}
+			if got := testing.AllocsPerRun(200, step); got != 0 {
+				t.Errorf("%s (interceptor %v): %v allocs per deferred message, want 0 (reply %s)", name, icept, got, buf)
+			}
+		}
+	}
+}

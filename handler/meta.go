@@ -349,7 +349,7 @@ type (
 // read-only, and its strings are valid until the call returns; copy
 // them (strings.Clone) to keep them.
 func MetaFrom(ctx context.Context) *Meta {
-	if c, ok := ctx.(*CallContext); ok {
+	if c, ok := unwrapCall(ctx).(*CallContext); ok {
 		return &c.Meta
 	}
 	if m, ok := ctx.Value(metaKey{}).(*Meta); ok {
@@ -401,7 +401,7 @@ func WithGrants(ctx context.Context, g Grants) context.Context {
 // of the innermost WithGrants or transport's Authorizer (a CallContext's
 // Meta.Grants, when not nil), else none.
 func GrantsFrom(ctx context.Context) Grants {
-	if c, ok := ctx.(*CallContext); ok && c.Meta.Grants != nil {
+	if c, ok := unwrapCall(ctx).(*CallContext); ok && c.Meta.Grants != nil {
 		return c.Meta.Grants
 	}
 	if g, ok := ctx.Value(grantsKey{}).(*Grants); ok {

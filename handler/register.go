@@ -299,6 +299,7 @@ type typed[P, R any] struct {
 func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte {
 	req := st.req
 	st.code = 0 // the outcome is this call's alone: a success leaves it so (st.err goes with a code)
+	ctx = st.enter(ctx, m.name)
 	var (
 		r     R
 		err   error

@@ -13,6 +13,7 @@ package handler
 // is left to the collector.
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,7 @@ type state struct {
 	heads   [][]byte         // the HTTP heads copied for timed segments, by segment
 	wait    waitState        // batch segments on workers
 	call    Call             // the call in the interceptors
+	cc      callCtx          // the context of the method run now (CallFrom)
 	code    parser.Code      // the outcome of the last invoke: its code,
 	err     error            // its error,
 	res     [2]int           // and its result's span in the reply
@@ -129,6 +131,9 @@ func (st *state) reset() {
 	st.req, st.single, st.src = nil, nil, nil
 	st.err, st.cur, st.errs = nil, nil, 0
 	st.deadline = 0
+	if st.cc.req != nil {
+		st.cc = callCtx{Context: context.Background()} // nothing of the message, nor its caller's context, stays in the pool
+	}
 	if st.call.t != nil {
 		st.call = Call{} // nothing of the message stays in the pooled state
 	}
