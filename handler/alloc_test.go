@@ -458,3 +458,47 @@ func TestCallFrom_zeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestCall_Answer_zeroAllocs: an interceptor that does not answer, and
+// one that answers with a pre-built Raw, allocate nothing — inline, in a
+// batch, for a notification, and on the blocking path.
+func TestCall_Answer_zeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	canned := handler.Raw(`{"cached":true}`)
+	for _, answer := range []bool{false, true} {
+		tab := addTable(t)
+		tab.Use(func(ctx context.Context, c *handler.Call) error {
+			if answer && c.Registered() {
+				c.Answer(canned)
+				return nil
+			}
+			c.Next(ctx)
+			return nil
+		})
+		assertNoAllocs(t, tab, map[string]string{
+			"inline":       `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`,
+			"notification": `{"jsonrpc":"2.0","method":"add","params":[1,2]}`,
+			"batch":        `[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"nope","id":2}]`,
+			"blocking":     `{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1}`,
+		}, true)
+		ctx := context.Background()
+		buf := make([]byte, 0, 4096)
+		b := []byte(`{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":1}`)
+		var later handler.Pending
+		step := func() {
+			buf, _ = tab.DispatchInline(ctx, buf[:0], b, &later)
+			if !later.Empty() {
+				buf = later.Run(ctx, buf)
+			}
+		}
+		step()
+		if want := map[bool]string{false: `{"jsonrpc":"2.0","result":3,"id":1}`, true: `{"jsonrpc":"2.0","result":{"cached":true},"id":1}`}[answer]; string(buf) != want {
+			t.Fatalf("answer %v: %s, want %s", answer, buf, want)
+		}
+		if got := testing.AllocsPerRun(200, step); got != 0 {
+			t.Errorf("answer %v: %v allocs per blocking call, want 0", answer, got)
+		}
+	}
+}

@@ -135,11 +135,16 @@
 // call first and its outcome last): single requests, each element of a
 // batch, notifications, and the calls that fail before any method runs
 // (invalid request, unknown method, invalid params, a message that is not
-// JSON). An interceptor may refuse a call with an error, replace its
-// context (a deadline, values, WithGrants), and read its outcome after
-// Call.Next (Code, Err, Result, Duration). It runs where its call runs:
-// on the engine's event loop for inline methods and faults, where it must
-// not block. A method registered with Require runs only for callers that
+// JSON). An interceptor may refuse a call with an error, answer it
+// itself with a result (Call.Answer: the method does not run, and the
+// interceptors outside see that success as any other; a notification
+// gets no reply, and in a batch only that element is answered), replace
+// its context (a deadline, values, WithGrants), and read its outcome
+// after Call.Next (Code, Err, Result, Duration). It runs where its call
+// runs: on the engine's event loop for inline methods and faults
+// (Call.Inline), where it must not block. A method reads the call it runs for — its id, its name,
+// whether it is a notification — from its context with CallFrom, on
+// every transport and for each batch element alone, without allocating. A method registered with Require runs only for callers that
 // hold the permissions (GrantsFrom); others get parser.CodeForbidden (-32003).
 // An Authorizer (package handler/auth builds them) gives the grants from
 // a request's head.
@@ -150,9 +155,10 @@
 // to the caller's buffer. A method whose params are Raw receives a slice
 // of the message: it is valid until the method returns and must not be
 // modified; copy it to keep it. Strings decoded from params are copies.
-// The strings of a Meta, and a Call's ID, Params and Result, are views of
-// the transport's buffers, valid until the call (or the interceptor)
-// returns. The context a method gets is reused by its transport for later
+// The strings of a Meta, a Call's ID, Params and Result, and a
+// CallInfo's ID are views of the transport's buffers, valid until the
+// call (or the interceptor) returns; the Raw given to Call.Answer is
+// copied. The context a method gets is reused by its transport for later
 // calls once the method returns: a goroutine that outlives the call must
 // take what it needs first (ConnFrom(ctx).Context() is the connection's
 // own, for the connection's life).

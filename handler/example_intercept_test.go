@@ -86,3 +86,28 @@ func ExampleMetaFrom() {
 	// {"jsonrpc":"2.0","result":"http /rpc user=\"ann\"","id":1}
 	// {"jsonrpc":"2.0","result":"in-process  user=\"\"","id":1}
 }
+
+func ExampleCall_Answer() {
+	t := handler.NewTable()
+	handler.Register(t, "price", func(_ context.Context, p [1]string) (int, error) {
+		fmt.Println("looking up", p[0])
+		return 42, nil
+	}, handler.Inline())
+	// A cache in front of the method: a hit is answered by the
+	// interceptor itself, and the method never runs.
+	hot := handler.Raw(`{"price":7,"cached":true}`)
+	t.Use(func(ctx context.Context, call *handler.Call) error {
+		if string(call.Params()) == `["tea"]` {
+			call.Answer(hot)
+			return nil
+		}
+		call.Next(ctx)
+		return nil
+	})
+	fmt.Printf("%s\n", t.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"price","params":["tea"],"id":1}`)))
+	fmt.Printf("%s\n", t.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"price","params":["gold"],"id":2}`)))
+	// Output:
+	// {"jsonrpc":"2.0","result":{"price":7,"cached":true},"id":1}
+	// looking up gold
+	// {"jsonrpc":"2.0","result":42,"id":2}
+}

@@ -9,7 +9,8 @@ package handler
 // faults, on a worker for blocking ones. A Call lives in the dispatch's
 // pooled state: the chain costs no allocation. Call.Next runs the rest
 // of the chain and then the call's terminal (the method, or the fault's
-// reply), recording the outcome for the interceptors outside.
+// reply), recording the outcome for the interceptors outside; Call.Answer
+// writes a result in place of both, recording it the same way.
 
 import (
 	"context"
@@ -34,11 +35,18 @@ const maxInterceptors = 64
 //     derived from it (a deadline, values, WithGrants); after Next,
 //     call.Code, call.Err, call.Result and call.Duration tell the
 //     outcome; returning an error then replaces the reply with it;
+//   - answer the call itself: call.Answer(result) with a result as JSON,
+//     and return nil; nothing inside runs (or, after Next, the reply is
+//     replaced), and the interceptors outside see a success with that
+//     Result; a notification answered gets no reply;
 //   - only look: return nil without calling Next; the rest runs after it
 //     returns, with its ctx.
 //
-// Next must be called on the interceptor's goroutine, before it returns;
-// a second call does nothing. An interceptor runs where its call runs —
+// Next and Answer must be called on the interceptor's goroutine, before
+// it returns; a second Next, or a Next after Answer, does nothing. An
+// interceptor that may wait (a lock, another call) asks Call.Inline
+// first. The method inside reads the call from its own context with
+// CallFrom. An interceptor runs where its call runs —
 // on the engine's event loop for inline methods and for faults — so
 // there it must not block. A panic in an interceptor is recovered,
 // logged and answered -32603, like a method's.
@@ -261,6 +269,50 @@ func (c *Call) afterLevel(ctx context.Context, i int, err error) {
 		c.refuse(err)
 	}
 }
+
+// Answer answers the call with result, a JSON value, in place of the
+// rest of the chain and the method: called before Next, nothing inside
+// runs (Next does nothing after it); called after Next, it replaces the
+// reply. Either way the interceptors outside see a success whose Result
+// is result (compacted), and the call is counted as one by the metrics
+// and the access log. A notification answered gets no reply; inside a
+// batch only this element is answered. result is checked and copied into
+// the reply, and may be reused once Answer returns; a result that is not
+// valid JSON is answered -32603, as a method's invalid Raw is. For the
+// fault of a whole message the reply's id is null. It allocates
+// nothing. Like Next, it must be called on the interceptor's goroutine
+// before the interceptor returns; returning an error afterwards
+// replaces the answer with the error.
+func (c *Call) Answer(result Raw) {
+	c.called |= uint64(1) << c.level // the rest of the chain does not run
+	c.answered = true
+	c.dst = c.dst[:c.start]
+	c.code, c.err, c.res = 0, nil, [2]int{}
+	if c.Notification() {
+		return
+	}
+	var id []byte
+	v := parser.Version2
+	if c.req != nil {
+		id, v = c.req.ID, c.req.Version
+	}
+	dst := appendResultHead(c.dst, v)
+	from := len(dst)
+	dst, reason := appendRaw(dst, result)
+	if reason != "" {
+		c.code, c.err = parser.CodeInternalError, ErrInternal
+		c.dst = appendErrorReply(c.dst, id, v, parser.CodeInternalError, "Internal error", reason, nil)
+		return
+	}
+	c.res = [2]int{from, len(dst)}
+	c.dst = appendReplyTail(dst, id, v)
+}
+
+// Inline reports whether the call runs where it must not block: the call
+// of an inline method, or a fault (neither runs on a worker under the
+// engine). An interceptor that may wait — for a lock, another call —
+// asks it first, and answers at once instead for such a call.
+func (c *Call) Inline() bool { return c.m == nil || c.m.inline }
 
 // refuse replaces the call's reply with err.
 func (c *Call) refuse(err error) {

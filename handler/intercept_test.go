@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -914,5 +915,123 @@ func TestPending_busyPassesChain(t *testing.T) {
 	evs := log.take()
 	if !slices.Contains(evs, "nope 2") || !slices.Contains(evs, " 3") {
 		t.Errorf("the chain saw %q of a batch answered busy; want the unknown method and the invalid request (reply %s)", evs, out)
+	}
+}
+
+// TestCall_Answer: an interceptor answers a call itself — before Next
+// (the method and the interceptors inside do not run) or after it (the
+// reply is replaced) — and the interceptors outside see a success with
+// its result; a notification answered gets no reply, a batch element
+// answered leaves its siblings alone, an invalid Raw is answered -32603,
+// and an error returned after Answer replaces it.
+func TestCall_Answer(t *testing.T) {
+	var log callLog
+	var runs atomic.Int32
+	tab := handler.NewTable(handler.WithMetrics(true))
+	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { runs.Add(1); return p[0] + p[1], nil }, handler.Inline())
+	handler.Register(tab, "slowadd", func(_ context.Context, p [2]int) (int, error) { runs.Add(1); return p[0] + p[1], nil })
+	tab.Use(func(ctx context.Context, c *handler.Call) error {
+		c.Next(ctx)
+		log.add("outer %s code=%d result=%s err=%v", c.ID(), c.Code(), c.Result(), c.Err())
+		return nil
+	}, func(ctx context.Context, c *handler.Call) error {
+		p := string(c.Params())
+		switch {
+		case strings.Contains(p, "42"):
+			c.Answer(handler.Raw(` { "answered" : [ 1 , 2 ] } `))
+			c.Next(ctx) // does nothing now
+		case strings.Contains(p, "43"):
+			c.Next(ctx)
+			c.Answer(handler.Raw(`"replaced"`))
+		case strings.Contains(p, "44"):
+			c.Answer(handler.Raw(`{bad`))
+		case strings.Contains(p, "45"):
+			c.Answer(handler.Raw(`1`))
+			return &handler.Error{Code: 7, Message: "no"}
+		}
+		return nil
+	}, func(ctx context.Context, c *handler.Call) error {
+		log.add("inner %s", c.ID())
+		return nil
+	})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		msg, want string
+		runs      int32
+		log       []string
+	}{
+		{`{"jsonrpc":"2.0","method":"add","params":[42,0],"id":1}`, `{"jsonrpc":"2.0","result":{"answered":[1,2]},"id":1}`, 0,
+			[]string{`outer 1 code=0 result={"answered":[1,2]} err=<nil>`}},
+		{`{"jsonrpc":"2.0","method":"slowadd","params":[42,0],"id":"s"}`, `{"jsonrpc":"2.0","result":{"answered":[1,2]},"id":"s"}`, 0,
+			[]string{`outer "s" code=0 result={"answered":[1,2]} err=<nil>`}},
+		{`{"method":"add","params":[42,0],"id":1}`, `{"result":{"answered":[1,2]},"error":null,"id":1}`, 0,
+			[]string{`outer 1 code=0 result={"answered":[1,2]} err=<nil>`}},
+		{`{"jsonrpc":"2.0","method":"add","params":[43,0],"id":2}`, `{"jsonrpc":"2.0","result":"replaced","id":2}`, 1,
+			[]string{`inner 2`, `outer 2 code=0 result="replaced" err=<nil>`}},
+		{`{"jsonrpc":"2.0","method":"add","params":[44,0],"id":3}`, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: raw result is not valid JSON"},"id":3}`, 0,
+			[]string{`outer 3 code=-32603 result= err=jetrpc: Internal error (code -32603)`}},
+		{`{"jsonrpc":"2.0","method":"add","params":[45,0],"id":4}`, `{"jsonrpc":"2.0","error":{"code":7,"message":"no"},"id":4}`, 0,
+			[]string{`outer 4 code=7 result= err=jetrpc: no (code 7)`}},
+		{`{"jsonrpc":"2.0","method":"add","params":[42,0]}`, ``, 0,
+			[]string{`outer  code=0 result= err=<nil>`}},
+		{`[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"add","params":[42,0],"id":2},{"jsonrpc":"2.0","method":"add","params":[42,0]}]`,
+			`[{"jsonrpc":"2.0","result":3,"id":1},{"jsonrpc":"2.0","result":{"answered":[1,2]},"id":2}]`, 1,
+			[]string{`inner 1`, `outer 1 code=0 result=3 err=<nil>`, `outer 2 code=0 result={"answered":[1,2]} err=<nil>`, `outer  code=0 result= err=<nil>`}},
+	} {
+		runs.Store(0)
+		if got := string(tab.Dispatch(ctx, nil, []byte(tc.msg))); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.msg, got, tc.want)
+		}
+		if got := log.take(); !slices.Equal(got, tc.log) {
+			t.Errorf("%s: log\n got %q\nwant %q", tc.msg, got, tc.log)
+		}
+		if runs.Load() != tc.runs {
+			t.Errorf("%s: the method ran %d times, want %d", tc.msg, runs.Load(), tc.runs)
+		}
+	}
+	// The metrics count an answered call as a success of its method.
+	var handled []string
+	tab.Metrics(func(m *stats.Method) {
+		for _, h := range m.Handled {
+			handled = append(handled, fmt.Sprintf("%s:%d=%d", m.Method, h.Code, h.Count))
+		}
+	})
+	slices.Sort(handled)
+	if want := []string{"add:-32603=1", "add:0=7", "add:7=1", "slowadd:0=1"}; !slices.Equal(handled, want) {
+		t.Errorf("metrics %q, want %q", handled, want)
+	}
+}
+
+// TestCall_Answer_fault: an interceptor may answer the fault of a whole
+// message too; its reply has a null id.
+func TestCall_Answer_fault(t *testing.T) {
+	tab := handler.NewTable()
+	tab.Use(func(ctx context.Context, c *handler.Call) error {
+		if c.Fault() == parser.CodeParseError {
+			c.Answer(handler.Raw(`"not json, but fine"`))
+		}
+		return nil
+	})
+	if got, want := string(tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":`))), `{"jsonrpc":"2.0","result":"not json, but fine","id":null}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
+// TestCall_Inline: Inline tells the calls that run where they must not
+// block: inline methods and faults.
+func TestCall_Inline(t *testing.T) {
+	tab := handler.NewTable()
+	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	handler.Register(tab, "slowadd", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil })
+	var log callLog
+	tab.Use(func(ctx context.Context, c *handler.Call) error {
+		log.add("%s %v", c.Method(), c.Inline())
+		return nil
+	})
+	tab.Dispatch(context.Background(), nil, []byte(`[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"slowadd","params":[1,2],"id":2},{"jsonrpc":"2.0","method":"nope","id":3}]`))
+	got := log.take()
+	slices.Sort(got)
+	if want := []string{"add true", "nope true", "slowadd false"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
