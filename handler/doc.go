@@ -142,7 +142,9 @@
 // its context (a deadline, values, WithGrants), and read its outcome
 // after Call.Next (Code, Err, Result, Duration). It runs where its call
 // runs: on the engine's event loop for inline methods and faults
-// (Call.Inline), where it must not block. A method reads the call it runs for — its id, its name,
+// (Call.Inline), where it must not block. Package handler/idempotency
+// is such an interceptor: it answers a retried call (same key, same
+// request) with the stored outcome of the first. A method reads the call it runs for — its id, its name,
 // whether it is a notification — from its context with CallFrom, on
 // every transport and for each batch element alone, without allocating. A method registered with Require runs only for callers that
 // hold the permissions (GrantsFrom); others get parser.CodeForbidden (-32003).
@@ -245,7 +247,9 @@
 //
 // Built on this package: handler/topics (topics and their fan-out),
 // handler/auth (API keys, JWT, IP lists), handler/openrpc (rpc.discover),
-// handler/natsbroker (topics between nodes over NATS), handler/demo (the
+// handler/natsbroker (topics between nodes over NATS),
+// handler/idempotency (retries answered with the first call's outcome),
+// handler/demo (the
 // bundled server's methods), handler/textlog (an allocation-free slog
 // text handler). Beneath it, imported by it: handler/httprules,
 // handler/ratelimit (the token buckets behind Options.RateLimit),
