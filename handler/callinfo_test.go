@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/pool"
@@ -149,5 +150,19 @@ func TestCallFrom_httpHandler(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if want := `[{"jsonrpc":"2.0","result":"who 1 false","id":1},{"jsonrpc":"2.0","result":"slowwho \"two\" false","id":"two"}]`; strings.TrimSpace(string(b)) != want {
 		t.Fatalf("got %s, want %s", b, want)
+	}
+}
+
+// TestCallFrom_withTimeout: a method with a deadline (Timeout) reads its
+// call too, and its context still carries the deadline.
+func TestCallFrom_withTimeout(t *testing.T) {
+	tab := handler.NewTable()
+	handler.RegisterNoParams(tab, "timed", func(ctx context.Context) (string, error) {
+		_, ok := ctx.Deadline()
+		c := handler.CallFrom(ctx)
+		return fmt.Sprintf("%s %s %v", c.Method, c.ID, ok), nil
+	}, handler.Timeout(time.Minute))
+	if got, want := string(tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"timed","id":4}`))), `{"jsonrpc":"2.0","result":"timed 4 true","id":4}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
 	}
 }
