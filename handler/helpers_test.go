@@ -12,14 +12,13 @@ import (
 	"errors"
 	"log/slog"
 	"math/big"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/handler/internal/testkit"
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -65,13 +64,7 @@ func here() string { return callerLine(2) }
 
 // callerLine returns the file:line skip frames up (1 is the caller of
 // callerLine).
-func callerLine(skip int) string {
-	_, file, line, ok := runtime.Caller(skip)
-	if !ok {
-		return "?"
-	}
-	return filepath.Base(file) + ":" + strconv.Itoa(line)
-}
+func callerLine(skip int) string { return testkit.CallerLine(skip + 1) }
 
 // wireError is the error member of a reply.
 type wireError struct {

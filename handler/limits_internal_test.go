@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetrpc/jetrpc/handler/internal/testkit"
 	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/parser"
 	"github.com/jetrpc/jetrpc/pool"
@@ -47,15 +48,7 @@ func rvBatch(t *testing.T, s string) map[string]rvReply {
 	return out
 }
 
-func rvWait(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+func rvWait(t *testing.T, cond func() bool) { t.Helper(); testkit.Wait(t, cond) }
 
 // TestDeadline_outcomeIsEachCallsOwn: in a batch, an element after one
 // whose method returned context.DeadlineExceeded gets its own result.

@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetrpc/jetrpc/handler/internal/testkit"
 	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/parser"
@@ -1113,18 +1113,7 @@ func TestMetrics_concurrentDispatchAndReads(t *testing.T) {
 // mxRaceEnabled reports whether the test binary was built with -race,
 // under which sync.Pool drops objects at random: allocation counts mean
 // nothing then.
-func mxRaceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
+func mxRaceEnabled() bool { return testkit.RaceEnabled() }
 
 // TestObserve_zeroAllocs: metrics and an access log that logs nothing
 // allocate nothing: a call and a small batch of inline methods, through

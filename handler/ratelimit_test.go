@@ -11,10 +11,9 @@ import (
 	"flag"
 	"math"
 	"net"
-	"runtime"
-	"strconv"
 	"testing"
 
+	"github.com/jetrpc/jetrpc/handler/internal/testkit"
 	"github.com/jetrpc/jetrpc/handler/ratelimit"
 	"github.com/jetrpc/jetrpc/handler/stats"
 )
@@ -34,16 +33,7 @@ func rlAllow(tab *Table, ctx context.Context, cost int, notification bool) bool 
 	return tab.limiter == nil || tab.allow(ctx, callMeta(ctx), cost, notification)
 }
 
-func rlHere() string {
-	_, file, line, _ := runtime.Caller(1)
-	for i := len(file) - 1; i >= 0; i-- {
-		if file[i] == '/' {
-			file = file[i+1:]
-			break
-		}
-	}
-	return file + ":" + strconv.Itoa(line)
-}
+func rlHere() string { return testkit.CallerLine(2) }
 
 func TestRateLimit_disabled(t *testing.T) {
 	for _, r := range []ratelimit.Limits{

@@ -5,22 +5,14 @@ package auth_test
 
 import (
 	"net"
-	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/internal/testkit"
 )
 
 // here returns the file:line of its caller, for table cases.
-func here() string {
-	_, file, line, ok := runtime.Caller(1)
-	if !ok {
-		return "?"
-	}
-	return filepath.Base(file) + ":" + strconv.Itoa(line)
-}
+func here() string { return testkit.CallerLine(2) }
 
 // head returns an HTTP request head for target with the header lines
 // fields ("Name: value" each).

@@ -5,14 +5,12 @@ package httprules_test
 
 import (
 	"net/netip"
-	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler/httprules"
+	"github.com/jetrpc/jetrpc/handler/internal/testkit"
 )
 
 func TestAllowOrigin(t *testing.T) {
@@ -248,7 +246,4 @@ func TestAcceptableContentType_mediaTypes(t *testing.T) {
 }
 
 // here returns the file:line of its caller, to name a table's case.
-func here() string {
-	_, file, line, _ := runtime.Caller(1)
-	return filepath.Base(file) + ":" + strconv.Itoa(line)
-}
+func here() string { return testkit.CallerLine(2) }

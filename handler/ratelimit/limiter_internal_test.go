@@ -12,13 +12,13 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/jetrpc/jetrpc/handler/internal/testkit"
 )
 
 // rlStart is the test clock's start: an hour (a reading of package clock).
@@ -255,16 +255,7 @@ func TestLimiter_identities(t *testing.T) {
 	}
 }
 
-func rlHere() string {
-	_, file, line, _ := runtime.Caller(1)
-	for i := len(file) - 1; i >= 0; i-- {
-		if file[i] == '/' {
-			file = file[i+1:]
-			break
-		}
-	}
-	return file + ":" + strconv.Itoa(line)
-}
+func rlHere() string { return testkit.CallerLine(2) }
 
 // TestLimiter_conn: each connection's own bucket, beside its
 // identity's; a refused call spends from neither.

@@ -7,56 +7,25 @@ package topics
 import (
 	"context"
 	"log/slog"
-	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/internal/testkit"
 )
 
 // rvLogger returns a logger that discards everything.
 func rvLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // rvWait waits up to 10 s for cond.
-func rvWait(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+func rvWait(t *testing.T, cond func() bool) { t.Helper(); testkit.Wait(t, cond) }
 
 // rlHere returns the file:line of its caller, for table cases.
-func rlHere() string {
-	_, file, line, _ := runtime.Caller(1)
-	for i := len(file) - 1; i >= 0; i-- {
-		if file[i] == '/' {
-			file = file[i+1:]
-			break
-		}
-	}
-	return file + ":" + strconv.Itoa(line)
-}
+func rlHere() string { return testkit.CallerLine(2) }
 
 // mxRaceEnabled reports whether the test binary runs with the race
 // detector.
-func mxRaceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
+func mxRaceEnabled() bool { return testkit.RaceEnabled() }
 
 // tpSubscriptions returns n live subscriptions of the namespace "topic"
 // (their notifications are topic_subscription), made by topic_subscribe

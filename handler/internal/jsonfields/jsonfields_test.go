@@ -7,15 +7,14 @@ package jsonfields_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler/internal/jsonfields"
+	"github.com/jetrpc/jetrpc/handler/internal/testkit"
 )
 
 // raw stands for handler.Raw, which this package cannot import: a slice
@@ -57,10 +56,7 @@ type (
 )
 
 // here returns the file:line of its caller.
-func here() string {
-	_, file, line, _ := runtime.Caller(1)
-	return filepath.Base(file) + ":" + strconv.Itoa(line)
-}
+func here() string { return testkit.CallerLine(2) }
 
 // embedding returns a value of a struct that embeds the types of vs, in
 // order, all but a last unnamed struct, whose fields it takes as they
