@@ -128,6 +128,16 @@ func (c *Call) ID() Raw {
 	return Raw(c.req.ID)
 }
 
+// Version returns the call's JSON-RPC version: parser.Version1 for a
+// JSON-RPC 1.0 request (no jsonrpc member), else parser.Version2 — a
+// fault of the whole message too.
+func (c *Call) Version() parser.Version {
+	if c.req == nil {
+		return parser.Version2
+	}
+	return c.req.Version
+}
+
 // Params returns the params as JSON, or nil when absent. The returned
 // Params is valid until the interceptor returns and must not be modified;
 // copy it to keep it.

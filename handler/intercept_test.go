@@ -1035,3 +1035,25 @@ func TestCall_Inline(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// TestCall_version: Version is the request's JSON-RPC version, and 2.0
+// for a fault of the whole message.
+func TestCall_version(t *testing.T) {
+	for _, c := range []struct {
+		msg  string
+		want parser.Version
+	}{
+		{`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, parser.Version2},
+		{`{"method":"add","params":[1,2],"id":1}`, parser.Version1},
+		{`{"jsonrpc":"2.0","method":"nope","id":1}`, parser.Version2},
+		{`{"jsonrpc":`, parser.Version2},
+	} {
+		it := newICTable(t)
+		got := parser.Version(99)
+		it.Use(func(ctx context.Context, call *handler.Call) error { got = call.Version(); return nil })
+		it.call(t, c.msg)
+		if got != c.want {
+			t.Errorf("%s: Version() = %d, want %d", c.msg, got, c.want)
+		}
+	}
+}
