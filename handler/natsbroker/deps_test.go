@@ -12,6 +12,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -223,5 +224,31 @@ func TestDeps_handlerLeavesImportNoHandler(t *testing.T) {
 		if topFolder(to) == "handler" && !slices.Contains(handlerLeaves, strings.TrimPrefix(to, module+"/")) {
 			t.Errorf("handler imports %s, which is not one of its leaves", to)
 		}
+	}
+}
+
+// TestDeps_engineAndHandlerDoNotLinkOpenTelemetry: importers of engine,
+// handler, pool and parser do not link OpenTelemetry (issue 25): only
+// handler/otel (and cmd/jetrpc, through it) does.
+func TestDeps_engineAndHandlerDoNotLinkOpenTelemetry(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list dependencies")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", module+"/engine", module+"/handler", module+"/pool", module+"/parser").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, l := range strings.Fields(string(out)) {
+		if strings.HasPrefix(l, "go.opentelemetry.io/") || strings.HasSuffix(l, "/handler/otel") {
+			t.Errorf("engine, handler, pool or parser links %s", l)
+		}
+	}
+	out, err = exec.Command(goTool, "list", "-deps", module+"/handler/otel").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "go.opentelemetry.io/otel/trace\n") {
+		t.Errorf("handler/otel should link go.opentelemetry.io/otel/trace:\n%s", out)
 	}
 }
