@@ -224,6 +224,14 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	c.table.Metrics = c.metrics != ""
 	c.table.AccessLog = c.accessLogOf(logger)
 	tab := handler.NewTable(handler.WithOptions(c.table))
+	tracer, stopTracing, err := c.tracing(logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing() // after the engine has stopped: the last spans are flushed
+	if tracer != nil {
+		tab.Use(tracer)
+	}
 	var e *engine.Engine
 	topics, brokerUp, closeBroker, err := topicsOf(c.broker, logger)
 	if err != nil {

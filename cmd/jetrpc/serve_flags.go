@@ -44,6 +44,10 @@ type serveFlags struct {
 	queue          int
 	verbose        bool
 	cpuProfile     string
+	otlpEndpoint   string             // --otlp-endpoint: "" for no tracing
+	traceSample    float64            // --trace-sample
+	traceMethods   map[string]float64 // --trace-method, by method (or prefix*)
+	traceForce     string             // --trace-force-header
 }
 
 // defaultCallTimeout is jetrpc serve's --call-timeout: geth's
@@ -62,6 +66,7 @@ const (
 	groupNodes     = "many nodes (see cmd/jetrpc/README.md: Running many nodes)"
 	groupLoops     = "event loops and workers"
 	groupOperate   = "operating it (see cmd/jetrpc/README.md: Operating it)"
+	groupTracing   = "tracing (see cmd/jetrpc/README.md: Tracing)"
 	groupLogging   = "logging and profiling"
 )
 
@@ -177,6 +182,14 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupOperate, "discover-by-grant", bind(&c.discoverGrant, true), anyValue, "with --api-keys or --jwt-secret, list in rpc.discover's document only the methods " +
 			"the caller's grants let it call (admin_stats only for a key with the admin grant); false lists every method to every caller. " +
 			"Without authentication every caller is listed every method"},
+
+		{groupTracing, "otlp-endpoint", bind(&c.otlpEndpoint, ""), anyValue, "trace calls with OpenTelemetry, exporting spans by OTLP over HTTP to `url` " +
+			"(such as http://localhost:4318; its path defaults to /v1/traces); OTEL_EXPORTER_OTLP_* and OTEL_SERVICE_NAME are honoured. Empty: no tracing"},
+		{groupTracing, "trace-sample", bind(&c.traceSample, defaultTraceSample), share, "the `share` of root calls traced (those without a traceparent), 0 to 1; " +
+			"a call with a traceparent is traced when its sampled flag is set"},
+		{groupTracing, "trace-method", value(methodRatios{&c.traceMethods}), anyValue, "`METHOD=RATIO`: trace this share of the root calls of METHOD " +
+			"(a name ending in * is a prefix: admin_*=1) in place of --trace-sample (repeatable)"},
+		{groupTracing, "trace-force-header", bind(&c.traceForce, ""), anyValue, "trace every request carrying the header `name` (with any value), whatever the sampling"},
 
 		{groupLogging, "v", bind(&c.verbose, false), anyValue, "log debug messages"},
 		{groupLogging, "cpuprofile", bind(&c.cpuProfile, ""), anyValue, "write a CPU profile (go tool pprof) to `file` until the server stops"},

@@ -1,0 +1,106 @@
+package main
+
+// NOTE: tracing for jetrpc serve: the --trace-method flag's Value, and
+// tracing, which builds the OpenTelemetry SDK's TracerProvider with an
+// OTLP/HTTP exporter and handler/otel's Tracer from the --otlp-endpoint
+// and --trace-* flags — nothing at all when --otlp-endpoint is empty.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetrpc/jetrpc/handler"
+	jotel "github.com/jetrpc/jetrpc/handler/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+)
+
+// defaultTraceSample is --trace-sample: 1 % of root calls.
+const defaultTraceSample = 0.01
+
+// traceFlushTimeout bounds the flush of the spans still queued when
+// serve stops.
+const traceFlushTimeout = 5 * time.Second
+
+// methodRatios is the repeatable --trace-method METHOD=RATIO.
+type methodRatios struct{ m *map[string]float64 }
+
+func (r methodRatios) String() string {
+	if r.m == nil { // the flag package's zero Value
+		return ""
+	}
+	var parts []string
+	for k, v := range *r.m {
+		parts = append(parts, k+"="+strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (r methodRatios) Set(v string) error {
+	name, ratio, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return errors.New("want METHOD=RATIO, such as admin_*=1 or add=0.01")
+	}
+	x, err := strconv.ParseFloat(ratio, 64)
+	if err != nil || !(x >= 0 && x <= 1) {
+		return fmt.Errorf("ratio %q: must be a number between 0 and 1", ratio)
+	}
+	if *r.m == nil {
+		*r.m = map[string]float64{}
+	}
+	(*r.m)[name] = x
+	return nil
+}
+
+// tracing returns the interceptor that traces calls, and the func that
+// flushes and stops the exporter (within traceFlushTimeout), from c's
+// flags; a nil interceptor and a no-op when --otlp-endpoint is empty.
+// The exporter reads the OTEL_EXPORTER_OTLP_* environment variables
+// itself (headers, timeout, compression, TLS); the service is named by
+// OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES), else "jetrpc".
+func (c *serveFlags) tracing(logger *slog.Logger) (handler.Interceptor, func(), error) {
+	if c.otlpEndpoint == "" {
+		return nil, func() {}, nil
+	}
+	u, err := url.Parse(c.otlpEndpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, nil, fmt.Errorf("--otlp-endpoint %q: want an http:// or https:// URL", c.otlpEndpoint)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/v1/traces" // a collector's base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is read
+	}
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(u.String()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("--otlp-endpoint: %w", err)
+	}
+	res := resource.Default()
+	if os.Getenv("OTEL_SERVICE_NAME") == "" && !strings.Contains(os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), "service.name=") {
+		if r, err := resource.Merge(res, resource.NewSchemaless(semconv.ServiceName("jetrpc"))); err == nil {
+			res = r
+		}
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	tr := jotel.New(jotel.Options{
+		TracerProvider: tp,
+		Ratio:          c.traceSample,
+		Methods:        c.traceMethods,
+		ForceHeader:    c.traceForce,
+	})
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), traceFlushTimeout)
+		defer cancel()
+		if err := tp.Shutdown(ctx); err != nil {
+			logger.Warn("jetrpc: flushing traces", "err", err)
+		}
+	}
+	return tr.Intercept, stop, nil
+}
