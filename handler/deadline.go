@@ -102,8 +102,16 @@ func (d *deadlineCtx) Err() error {
 	return d.parent.Err()
 }
 
-// Value returns the parent's values.
-func (d *deadlineCtx) Value(key any) any { return d.parent.Value(key) }
+// Value returns the parent's values — through the real context once
+// built, so that a context derived from d (context.WithCancel) finds the
+// real one's cancellation and is its child, instead of a goroutine of the
+// context package watching d, which is reused after the call.
+func (d *deadlineCtx) Value(key any) any {
+	if d.built.Load() {
+		return d.ctx().Value(key)
+	}
+	return d.parent.Value(key)
+}
 
 // appendTimeout answers r, whose method ran past its timeout; nothing
 // for a notification. The error's text was written at registration

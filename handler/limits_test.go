@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,6 +115,35 @@ func TestTimeout_contextKeepsTheCallersValues(t *testing.T) {
 	ctx := context.WithValue(context.Background(), key{}, "kept")
 	if got := string(tab.Dispatch(ctx, nil, []byte(`{"jsonrpc":"2.0","id":1,"method":"value"}`))); !strings.Contains(got, `"result":"kept"`) {
 		t.Errorf("got %s", got)
+	}
+}
+
+// A method with a timeout that derived a context (context.WithCancel, the
+// usual WithTimeout for a call it makes) made the context package start a
+// goroutine watching the method's context, which read the pooled call
+// context after the call, raced with the next call and could panic on the
+// deadline context's nil parent.
+func TestTimeout_derivedContextIsWatchedWithoutAGoroutine(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quietLogger()))
+	var watched atomic.Int32 // calls where deriving a context started a goroutine
+	handler.Register(tab, "derive", func(ctx context.Context, _ struct{}) (bool, error) {
+		before := runtime.NumGoroutine()
+		c, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if runtime.NumGoroutine() > before {
+			watched.Add(1)
+		}
+		return handler.CallFrom(c).Method == "derive", nil
+	}, handler.Inline(), handler.Timeout(time.Minute))
+	const calls = 20
+	for range calls {
+		got := string(tab.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"derive","id":1}`)))
+		if want := `{"jsonrpc":"2.0","result":true,"id":1}`; got != want {
+			t.Fatalf("got %s, want %s", got, want)
+		}
+	}
+	if n := watched.Load(); n == calls {
+		t.Errorf("each of %d calls started a goroutine watching its context", n)
 	}
 }
 
