@@ -36,7 +36,9 @@ func (c *conn) authorize(page bool) int {
 	if err != nil {
 		c.call.Meta.Grants = nil
 		if !page && c.e.opts.AdmitsAnonymous(err) {
-			return 0 // anonymous: no grants, no principal
+			// Anonymous: no grants, no principal, whatever the Authorizer left.
+			c.call.Meta.Principal, c.call.Meta.AuthorizedUntil = "", 0
+			return 0
 		}
 		c.e.opts.Logger.Debug("jetrpc: caller refused", "remote", c.remote(), "transport", c.call.Meta.Transport.String(), "err", err)
 		c.refusal = handler.AuthText(err)

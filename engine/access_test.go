@@ -711,6 +711,31 @@ func TestKeys_tokenInURLOnlyOnWebSocket(t *testing.T) {
 	}
 }
 
+// An anonymous caller kept the principal its Authorizer had set before
+// refusing with ErrNoCredentials: rate limits and idempotency keys
+// (DefaultScope) counted it as that principal.
+func TestAuthOptional_anonymousHasNoPrincipal(t *testing.T) {
+	careless := func(m *handler.Meta) (handler.Grants, error) {
+		m.Principal = "guest"
+		return handler.Grants{"admin"}, handler.ErrNoCredentials
+	}
+	tab := handler.NewTable()
+	handler.RegisterNoParams(tab, "principal", func(ctx context.Context) (string, error) {
+		return handler.MetaFrom(ctx).Principal + "|" + strings.Join(handler.GrantsFrom(ctx), ","), nil
+	}, handler.Inline())
+	_, tcp, _ := startEngine(t, tab, engine.WithAuthorize(careless), engine.WithAuthOptional(true))
+	call := `{"jsonrpc":"2.0","method":"principal","id":1}`
+	want := `{"jsonrpc":"2.0","result":"|","id":1}`
+	if r := rawHTTP(t, tcp, post(call, ""), 1)[0]; r.StatusCode != 200 || bodyOf(r) != want {
+		t.Errorf("HTTP: %d %q; want 200 %q", r.StatusCode, bodyOf(r), want)
+	}
+	s := dialStream(t, "tcp", tcp)
+	s.send(t, []byte(call+"\n"))
+	if got := string(s.line(t)); got != want+"\n" {
+		t.Errorf("stream: %q; want %q", got, want)
+	}
+}
+
 // TestAuthOptional_everyTransport: under AuthOptional a caller without
 // credentials is served anonymous, with no grants — over HTTP, a
 // WebSocket and a stream — so that a method with Require refuses it

@@ -170,7 +170,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpErrorText(w, status, AuthText(err))
 			return
 		}
-		cc.Meta.Grants = g // nil for an anonymous caller (AuthOptional)
+		if err != nil { // anonymous (AuthOptional): no grants, no principal, whatever the Authorizer left
+			g, cc.Meta.Principal = nil, ""
+		}
+		cc.Meta.Grants = g
 	}
 	body := pool.Requests.Get()
 	defer pool.Requests.Put(body)

@@ -281,3 +281,32 @@ func TestHTTPHandler_readiness(t *testing.T) {
 	h.SetReady()
 	want("SetReady", 200, httprules.HealthBody)
 }
+
+// HTTPHandler gave an anonymous caller (AuthOptional) the grants and the
+// principal its Authorizer returned or set along with ErrNoCredentials,
+// where the engine gives none: "anonymous, with no grants".
+func TestHTTPHandler_anonymousHasNoGrants(t *testing.T) {
+	tab := handler.NewTable()
+	handler.Register(tab, "who", func(ctx context.Context, _ struct{}) (string, error) {
+		return handler.MetaFrom(ctx).Principal + "|" + strings.Join(handler.GrantsFrom(ctx), ","), nil
+	})
+	handler.Register(tab, "admin", func(context.Context, struct{}) (bool, error) { return true, nil }, handler.Require("admin"))
+	h := handler.NewHTTPHandler(tab)
+	h.AuthOptional = true
+	h.Authorize = func(m *handler.Meta) (handler.Grants, error) {
+		m.Principal = "guest" // a careless Authorizer: names a caller and gives grants, yet refuses
+		return handler.Grants{"admin"}, handler.ErrNoCredentials
+	}
+	for msg, want := range map[string]string{
+		`{"jsonrpc":"2.0","method":"who","id":1}`:   `{"jsonrpc":"2.0","result":"|","id":1}`,
+		`{"jsonrpc":"2.0","method":"admin","id":2}`: `"code":-32003`,
+	} {
+		req := httptest.NewRequest("POST", "/", strings.NewReader(msg))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if got := rec.Body.String(); rec.Code != 200 || !strings.Contains(got, want) {
+			t.Errorf("%s: %d %s, want 200 with %s", msg, rec.Code, got, want)
+		}
+	}
+}
