@@ -94,9 +94,14 @@
 // when full, the oldest complete entries make room; an entry in flight
 // is never dropped, and a new key finding every entry in flight is
 // answered ErrFull (parser.CodeServerBusy) rather than run unprotected.
-// Keys are at most MaxKeyLength (255) bytes; a longer one is answered
+// What is kept is bounded in bytes too (Options.MaxBytes,
+// DefaultMaxBytes: 64 MiB of results, keys and scopes): the oldest
+// complete entries make room, and an outcome larger than the whole
+// budget is not kept, so its retries run again. Keys are at most MaxKeyLength (255) bytes; a longer one is answered
 // ErrKeyTooLong. A duplicate waits at most Options.Wait (DefaultWait).
 // The Store lives in one process: replicas behind a load balancer each
 // have their own, so route a client's retries to the same replica
-// (sticky sessions) or the guarantee holds per replica only.
+// (sticky sessions) or the guarantee holds per replica only. A
+// subscribe method is no place for a key: its retry would get the first
+// call's subscription id without a subscription of its own.
 package idempotency

@@ -20,6 +20,9 @@ import (
 
 // Defaults of Options.
 const (
+	// DefaultMaxBytes bounds the bytes a Store keeps: results, keys and
+	// scopes, and an entry's overhead (Options.MaxBytes).
+	DefaultMaxBytes = 64 << 20
 	// DefaultMaxEntries is the most keys a Store keeps (Options.MaxEntries).
 	DefaultMaxEntries = 100_000
 	// DefaultTTL is how long a key is kept after its first call began
@@ -77,6 +80,12 @@ type Options struct {
 	// MaxEntries bounds the keys kept; DefaultMaxEntries when ≤ 0. When
 	// full, the oldest completed entries make room for new ones.
 	MaxEntries int
+	// MaxBytes bounds the bytes kept — each complete entry's result,
+	// key, scope and entryOverhead — DefaultMaxBytes when ≤ 0: keeping
+	// an outcome that takes the total past it drops the oldest complete
+	// entries first, and an outcome larger than MaxBytes alone is not
+	// kept (its retries run again, as a call without a key would).
+	MaxBytes int
 	// TTL is how long a key is kept after its first call began;
 	// DefaultTTL when ≤ 0. A key that expired is new again.
 	TTL time.Duration
@@ -99,12 +108,14 @@ type Store struct {
 	key        func(context.Context, *handler.Call) (string, bool) // immutable; never nil
 	scope      func(context.Context) (string, bool)                // immutable; never nil
 	max        int                                                 // immutable
+	maxBytes   int                                                 // immutable
 	ttl        time.Duration                                       // immutable
 	wait       time.Duration                                       // immutable
 	cacheError func(parser.Code, error) bool                       // immutable
 
 	mu         sync.Mutex
 	entries    map[entryKey]*entry // guarded by mu
+	bytes      int                 // the sizes of the complete entries; guarded by mu
 	head, tail *entry              // the entries in order of creation; guarded by mu
 }
 
@@ -122,12 +133,17 @@ type entry struct {
 	err        error         // the error, once complete and a failure; immutable then
 	prev, next *entry        // guarded by mu
 	linked     bool          // in the map and the list; guarded by mu
+	size       int           // the bytes it keeps once complete (entryOverhead and up); guarded by mu
 }
+
+// entryOverhead is what an entry costs besides its result, key and
+// scope, as MaxBytes counts it: the entry, its map slot, its channel.
+const entryOverhead = 256
 
 // New returns a Store with opts, defaulted.
 func New(opts Options) *Store {
 	s := &Store{
-		key: opts.Key, scope: opts.Scope, max: opts.MaxEntries, ttl: opts.TTL,
+		key: opts.Key, scope: opts.Scope, max: opts.MaxEntries, maxBytes: opts.MaxBytes, ttl: opts.TTL,
 		wait: opts.Wait, cacheError: opts.CacheError,
 		entries: make(map[entryKey]*entry),
 	}
@@ -139,6 +155,9 @@ func New(opts Options) *Store {
 	}
 	if s.max <= 0 {
 		s.max = DefaultMaxEntries
+	}
+	if s.maxBytes <= 0 {
+		s.maxBytes = DefaultMaxBytes
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTTL
@@ -237,8 +256,16 @@ func (s *Store) run(ctx context.Context, call *handler.Call, e *entry) {
 	)
 	defer func() { // also when an interceptor inside panics: the key is not left in flight
 		s.mu.Lock()
-		if keep {
-			e.complete, e.result, e.err = true, result, err
+		if size := entryOverhead + len(result) + len(e.k.key) + len(e.k.scope); keep && size <= s.maxBytes && e.linked {
+			e.complete, e.result, e.err, e.size = true, result, err, size
+			s.bytes += size
+			for old := s.head; s.bytes > s.maxBytes && old != nil; { // the oldest complete ones make room
+				next := old.next
+				if old.complete && old != e {
+					s.unlinkLocked(old)
+				}
+				old = next
+			}
 		} else {
 			s.unlinkLocked(e)
 		}
@@ -288,6 +315,7 @@ func (s *Store) unlinkLocked(e *entry) {
 		return
 	}
 	e.linked = false
+	s.bytes -= e.size
 	if s.entries[e.k] == e {
 		delete(s.entries, e.k)
 	}

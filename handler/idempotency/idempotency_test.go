@@ -361,3 +361,32 @@ func TestStore_keyTooLong(t *testing.T) {
 		t.Fatal("ErrKeyReused is not its code")
 	}
 }
+
+// MaxBytes bounds what the Store keeps: the oldest complete entries make
+// room for a new outcome, and an outcome larger than MaxBytes alone is
+// not kept (its retry runs again). (Results were kept whatever their
+// size: 100,000 keys of large results held gigabytes.)
+func TestStore_maxBytesBoundsWhatIsKept(t *testing.T) {
+	// A "receipt-N" result with a key "kN" and scope "ann" takes about
+	// 256+9+2+3 = 270 bytes: two fit in 600, not three.
+	p := newPayments(t, idempotency.Options{MaxBytes: 600})
+	for _, k := range []string{"k1", "k2", "k3"} {
+		p.call(caller("ann", k), pay1)
+	}
+	if n := p.store.Len(); n != 2 {
+		t.Fatalf("Len %d after three outcomes, want 2 (the oldest dropped)", n)
+	}
+	if got := p.call(caller("ann", "k3"), pay1); got != `{"jsonrpc":"2.0","result":"receipt-3","id":1}` {
+		t.Errorf("the newest key's retry: %s, want its kept result", got)
+	}
+	if got := p.call(caller("ann", "k1"), pay1); got != `{"jsonrpc":"2.0","result":"receipt-4","id":1}` {
+		t.Errorf("the dropped key's retry: %s, want a new run", got)
+	}
+
+	tiny := newPayments(t, idempotency.Options{MaxBytes: 100})
+	tiny.call(caller("ann", "k1"), pay1)
+	tiny.call(caller("ann", "k1"), pay1)
+	if n, runs := tiny.store.Len(), tiny.runs.Load(); n != 0 || runs != 2 {
+		t.Errorf("an outcome larger than MaxBytes: Len %d, runs %d; want 0 kept, 2 runs", n, runs)
+	}
+}
