@@ -329,6 +329,24 @@ func TestReady_healthFollowsCheckAndSwitch(t *testing.T) {
 	}
 }
 
+// Undrain does not undo the drain of a stop sequence (DrainFor, whose
+// drain leads to Stop): the health check stays 503 during the grace.
+func TestUndrain_doesNotUndoTheStopSequencesDrain(t *testing.T) {
+	e, tcp, _ := startEngine(t, nil)
+	cut, ended := make(chan struct{}), make(chan struct{})
+	go func() { e.DrainFor(time.Minute, cut); close(ended) }()
+	defer func() { close(cut); <-ended }()
+	for !func() bool { c, _ := health(t, tcp); return c == 503 }() {
+		time.Sleep(time.Millisecond)
+	}
+	if e.Undrain() {
+		t.Error("Undrain undid the drain of a stop sequence")
+	}
+	if c, b := health(t, tcp); c != 503 || b != engine.DrainingBody {
+		t.Errorf("health %d %s after Undrain in the grace, want 503 draining", c, b)
+	}
+}
+
 // Undrain does not undo a stop: the health check of a stopping engine
 // stays 503 whatever the application does.
 func TestUndrain_doesNotUndoStop(t *testing.T) {

@@ -56,7 +56,8 @@ type Engine struct {
 	state       int // stateNew, stateRunning, stateDraining, stateStopped
 	nconns      atomic.Int64
 	draining    atomic.Bool            // Stop has begun
-	drainCalled atomic.Bool            // Drain was called: the health check answers 503, for good
+	drainCalled atomic.Bool            // Drain was called: the health check answers 503 until Undrain
+	stopBound   atomic.Bool            // DrainFor was called: the drain leads to Stop, and Undrain cannot undo it
 	notReady    atomic.Pointer[string] // the health check's 503 body (SetNotReady), nil while ready
 	notice      []byte                 // the close notice (Options.CloseNotice), nil without one; immutable
 	now         atomic.Int64           // coarse clock (a reading of package clock), set by the ticker
@@ -131,11 +132,12 @@ func (e *Engine) Drain() {
 // Undrain undoes Drain, explicitly: the health check answers 200 again
 // (if the application is ready) and HTTP connections persist again — a
 // deploy that was called off, a node put back in the pool. It does not
-// undo Stop: once Stop (or Run's stop sequence) has begun, the engine
-// stops whatever Undrain says. It reports whether the engine drained.
-// Safe from any goroutine.
+// undo a stop: once Stop or DrainFor (Run's and Wait's stop sequence,
+// whose drain leads to Stop) has begun, it does nothing and reports
+// false, so that a balancer is not sent calls by a node about to stop.
+// It reports whether it undid a drain. Safe from any goroutine.
 func (e *Engine) Undrain() bool {
-	if !e.drainCalled.Swap(false) {
+	if e.stopBound.Load() || e.draining.Load() || !e.drainCalled.Swap(false) {
 		return false
 	}
 	e.opts.Logger.Info("jetrpc: undrained: the health check answers as the engine's readiness says")
@@ -283,6 +285,7 @@ func (e *Engine) Wait(ctx context.Context) error {
 // rolling deploy, before Stop. With grace 0 it returns at once, without
 // calling Drain (Stop makes the health check answer 503 anyway).
 func (e *Engine) DrainFor(grace time.Duration, cut <-chan struct{}) {
+	e.stopBound.Store(true)
 	if grace <= 0 {
 		return
 	}
