@@ -20,18 +20,21 @@ func TestWorker_zeroAllocs(t *testing.T) {
 		name   string
 		target string
 		batch  int
-		auth   bool // Config.Header and a JWT
+		auth   bool    // Config.Header and a JWT
+		trace  float64 // Config.TraceSample
 	}{
-		{"http", "http://127.0.0.1:1/", 1, false},
-		{"http batch", "http://127.0.0.1:1/", 3, false},
-		{"http with headers and a JWT", "http://127.0.0.1:1/", 1, true},
-		{"stream", "tcp://127.0.0.1:1", 1, false},
-		{"stream batch", "tcp://127.0.0.1:1", 3, false},
-		{"websocket", "ws://127.0.0.1:1/", 1, false},
-		{"websocket batch", "ws://127.0.0.1:1/", 3, false},
-		{"stream batch of 100", "tcp://127.0.0.1:1", 100, false},
+		{"http", "http://127.0.0.1:1/", 1, false, 0},
+		{"http batch", "http://127.0.0.1:1/", 3, false, 0},
+		{"http with headers and a JWT", "http://127.0.0.1:1/", 1, true, 0},
+		{"stream", "tcp://127.0.0.1:1", 1, false, 0},
+		{"stream batch", "tcp://127.0.0.1:1", 3, false, 0},
+		{"websocket", "ws://127.0.0.1:1/", 1, false, 0},
+		{"websocket batch", "ws://127.0.0.1:1/", 3, false, 0},
+		{"stream batch of 100", "tcp://127.0.0.1:1", 100, false, 0},
+		{"http with a traceparent on every request", "http://127.0.0.1:1/", 1, false, 1},
+		{"http with a traceparent on half", "http://127.0.0.1:1/", 1, true, 0.5},
 	} {
-		cfg := Config{Target: c.target, Batch: c.batch}
+		cfg := Config{Target: c.target, Batch: c.batch, TraceSample: c.trace}
 		if c.auth {
 			cfg.Header = http.Header{"X-Api-Key": {"k"}}
 			cfg.JWTSecret = make([]byte, 32)

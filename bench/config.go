@@ -116,6 +116,17 @@ type Config struct {
 	// shorter than that window; an interval under a second only mints
 	// the same iat again.
 	JWTRefresh time.Duration
+	// TraceSample is the share of requests (0 to 1) that carry a W3C
+	// traceparent header, "00-<trace id>-<span id>-01": fresh random ids
+	// each time, the sampled flag set, so that a server which traces
+	// (jetrpc serve --otlp-endpoint) records those calls whatever its own
+	// ratio. Over HTTP each request is drawn alone; a WebSocket has one
+	// upgrade request per connection, so the draw is made at each
+	// (re)connection and the traceparent covers all the connection's
+	// calls. 0 means none; outside 0 to 1 is an error, and so is a share
+	// above 0 with a tcp:// or unix:// target (a stream has no headers)
+	// or with a traceparent in Header.
+	TraceSample float64
 
 	// TLS configures the client side of https:// and wss:// targets;
 	// nil means the system's roots. Its ServerName, when empty, is the

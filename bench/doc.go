@@ -36,6 +36,12 @@
 // geth checks it). A tcp:// or unix:// stream has no headers to carry
 // them.
 //
+// With Config.TraceSample a share of the requests carry a W3C traceparent
+// with fresh random ids and the sampled flag, so that a server which
+// traces shows the load test's calls: each HTTP request is drawn alone, a
+// WebSocket once per connection, at its upgrade; a stream cannot carry
+// one. A share of 0 costs the request path nothing.
+//
 // With Config.MetricsURL, Run reads the server's Prometheus metrics (a
 // jetrpc server's jsonrpc_server_handled_total and
 // jsonrpc_server_handling_seconds) when the measured window opens and

@@ -187,6 +187,22 @@ func (r *runner) upgradeHeader() http.Header {
 	return h
 }
 
+// upgradeHeader returns the extra headers of w's WebSocket upgrade
+// request: the runner's, and a traceparent with a share of
+// Config.TraceSample, drawn once per (re)connection; nil for none. The
+// worker's goroutine only (or redial's, while w has no event loop).
+func (w *worker) upgradeHeader() http.Header {
+	h := w.r.upgradeHeader()
+	if w.trace == nil || !w.traced() {
+		return h
+	}
+	if h == nil {
+		h = http.Header{}
+	}
+	h[traceparentName] = []string{string(appendTraceparentValue(nil, w.trace))}
+	return h
+}
+
 // mintJWT returns an HS256 JWT signed with secret whose only claim is
 // iat, now in whole seconds, as geth's node.NewJWTAuth makes them.
 func mintJWT(secret []byte, now time.Time) (string, error) {

@@ -168,7 +168,7 @@ func (lc *loopClient) redial(w *worker) {
 				_ = tc.SetNoDelay(true)
 			}
 			if r.t.ws {
-				if err = handshakeWS(nc, &r.t, r.upgradeHeader(), 5*time.Second); err != nil {
+				if err = handshakeWS(nc, &r.t, w.upgradeHeader(), 5*time.Second); err != nil {
 					_ = nc.Close()
 					kind = ErrWebSocket
 				}

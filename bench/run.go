@@ -88,6 +88,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.checkHeaders(&t); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkTrace(&t); err != nil {
+		return nil, err
+	}
 	var msgs []message
 	var specs []callSpec
 	switch {

@@ -62,6 +62,7 @@ type worker struct {
 	byKind [len(errKinds)]atomic.Int64 // errors by kind (errKinds), measured, for the live line
 
 	rng     *rand.Rand     // the workload's generators' draws
+	trace   *rand.Rand     // the traceparent draws (traceparent.go); nil when Config.TraceSample is 0
 	body    []byte         // a message with generators, built before its length is written
 	mstats  []methodCounts // by workload call (runner.specs); owned by the worker until it ends
 	offered int64          // requests due in the measured window, sent (in time or late) or not; owned likewise
@@ -79,6 +80,7 @@ func newWorker(r *runner, idx int) *worker {
 	w := &worker{
 		r: r, idx: idx, errs: map[string]int64{}, detail: map[string]string{}, codes: map[int64]int64{},
 		rng:    rand.New(rand.NewPCG(uint64(idx)+1, uint64(time.Now().UnixNano()))),
+		trace:  newTraceRand(r.cfg.TraceSample),
 		mstats: make([]methodCounts, len(r.specs)),
 		hist:   hdrhistogram.New(histMin, histMax, histDigits),
 		queue:  make([]inflight, size), seen: make([]uint64, size*words), words: words,
@@ -116,7 +118,7 @@ func (w *worker) dial() bool {
 		c = tc
 	}
 	if w.r.t.ws {
-		if err := handshakeWS(c, &w.r.t, w.r.upgradeHeader(), 5*time.Second); err != nil {
+		if err := handshakeWS(c, &w.r.t, w.upgradeHeader(), 5*time.Second); err != nil {
 			_ = c.Close()
 			w.failWith(ErrWebSocket, err, true)
 			return false
@@ -423,7 +425,13 @@ func (w *worker) push(intended time.Time) {
 	if r.t.http {
 		w.wbuf = append(w.wbuf, r.head.Load().text...)
 		w.wbuf = strconv.AppendInt(w.wbuf, int64(n), 10)
-		w.wbuf = append(w.wbuf, "\r\n\r\n"...)
+		if w.trace == nil {
+			w.wbuf = append(w.wbuf, "\r\n\r\n"...)
+		} else {
+			w.wbuf = append(w.wbuf, "\r\n"...)
+			w.wbuf = w.appendTraceparent(w.wbuf)
+			w.wbuf = append(w.wbuf, "\r\n"...)
+		}
 		w.wbuf = w.appendMsg(w.wbuf, m, first)
 	} else if r.t.ws {
 		w.wbuf = appendWSHeader(w.wbuf, n)
