@@ -91,6 +91,7 @@ server in-process.
 		{"capacity search", []string{"find-max", "slo"}},
 		{"several targets", []string{"target", "rounds", "diff"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
+		{"tracing (http:// and ws:// targets)", []string{"trace-sample"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},
 		{"output", []string{"json", "json-schema", "plot", "report", "q", "metrics"}},
 		{"fan-out (--subscribe; ws:// targets)", []string{"subscribe", "subscribers", "publish-rate", "publishes", "publish-url",

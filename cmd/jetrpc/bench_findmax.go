@@ -42,6 +42,7 @@ prints each probe and the highest rate that held, and exits with status
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"capacity search", []string{"find-max", "slo"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
+		{"tracing (http:// and ws:// targets)", []string{"trace-sample"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},
 		{"output", []string{"json", "plot", "q", "metrics"}},
 	},

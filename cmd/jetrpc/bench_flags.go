@@ -71,6 +71,8 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 		"repeatable (Host, Content-Length, Content-Type, Transfer-Encoding, Connection, Upgrade and Sec-WebSocket-* are the tool's own)")
 	fs.Var(jwtSecretFlag{&cfg.JWTSecret, new(string)}, "jwt-secret", "send Authorization: Bearer with an HS256 JWT signed with the 32-byte hex secret in `file` "+
 		"(geth's jwt.hex), its iat renewed every "+bench.DefaultJWTRefresh.String()+", as the Engine API wants")
+	fs.Float64Var(&cfg.TraceSample, "trace-sample", 0, "send a W3C traceparent (fresh random ids, sampled flag set) with this `share` of requests, 0 to 1, "+
+		"so that the load test shows up in the server's traces (jetrpc serve --otlp-endpoint); over ws:// once per connection, with its upgrade")
 	fs.BoolVar(&b.asJSON, "json", false, "print the result as JSON")
 	fs.StringVar(&b.plot, "plot", "", "write the latency distribution chart to this SVG `file`")
 	fs.BoolVar(&b.quiet, "q", false, "no progress line (it is shown only on a terminal)")

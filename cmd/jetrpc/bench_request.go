@@ -131,14 +131,24 @@ func tlsConfig(insecure bool, ca string) (*tls.Config, error) {
 	return tc, nil
 }
 
-// checkAuthFlags refuses -header and -jwt-secret where they cannot be
-// sent: over a raw stream target, and an Authorization header next to
-// the JWT that would replace it.
+// checkAuthFlags refuses -header, -jwt-secret and -trace-sample where
+// they cannot be sent: over a raw stream target, an Authorization header
+// next to the JWT that would replace it, and a traceparent header next
+// to -trace-sample, which writes its own.
 func checkAuthFlags(cfg *bench.Config, target string) error {
+	stream := strings.HasPrefix(target, "tcp://") || strings.HasPrefix(target, "unix://")
+	if cfg.TraceSample > 0 {
+		if stream {
+			return fmt.Errorf("-trace-sample needs an http:// or ws:// target; %s is a raw stream, which has no headers", target)
+		}
+		if len(cfg.Header.Values("Traceparent")) > 0 {
+			return errors.New("-header traceparent and -trace-sample: -trace-sample writes the traceparent")
+		}
+	}
 	if len(cfg.Header) == 0 && len(cfg.JWTSecret) == 0 {
 		return nil
 	}
-	if strings.HasPrefix(target, "tcp://") || strings.HasPrefix(target, "unix://") {
+	if stream {
 		return fmt.Errorf("-header and -jwt-secret need an http:// or ws:// target; %s is a raw stream, which has no headers", target)
 	}
 	if len(cfg.JWTSecret) > 0 && len(cfg.Header.Values("Authorization")) > 0 {
@@ -161,6 +171,8 @@ func checkBenchFlags(fs *flag.FlagSet, cfg *bench.Config) error {
 		return fmt.Errorf("-rate %v: a finite number of requests/s, 0 or more", cfg.Rate)
 	case !(cfg.Notify >= 0 && cfg.Notify <= 1):
 		return fmt.Errorf("-notify %v: a share between 0 and 1", cfg.Notify)
+	case !(cfg.TraceSample >= 0 && cfg.TraceSample <= 1):
+		return fmt.Errorf("-trace-sample %v: a share between 0 and 1", cfg.TraceSample)
 	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "warmup" && cfg.Warmup == 0 {

@@ -43,6 +43,7 @@ or, with -threshold conditions, when one fails.
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"pass or fail", []string{"threshold"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
+		{"tracing (http:// and ws:// targets)", []string{"trace-sample"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},
 		{"output", []string{"json", "json-schema", "plot", "report", "q", "metrics"}},
 	},

@@ -44,6 +44,7 @@ flags: no target argument.
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"several targets", []string{"target", "rounds", "diff"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
+		{"tracing (http:// and ws:// targets)", []string{"trace-sample"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},
 		{"output", []string{"json", "q", "metrics"}},
 	},

@@ -147,6 +147,54 @@ func TestBench_auth(t *testing.T) {
 	}
 }
 
+// TestBench_traceSample: jetrpc bench -trace-sample 1 sends a W3C
+// traceparent with every request, and none without the flag; a share
+// outside 0 to 1, a raw stream target, a -header traceparent beside it and
+// a fan-out run are refused.
+func TestBench_traceSample(t *testing.T) {
+	var with, without atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if len(r.Header.Get("Traceparent")) == len("00-")+32+1+16+len("-01") {
+			with.Add(1)
+		} else {
+			without.Add(1)
+		}
+		_, id, _ := strings.Cut(string(b), `"id":`)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","result":3,"id":`+strings.TrimSuffix(id, "}")+`}`)
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		flags         []string
+		with, without int64
+	}{
+		{[]string{"-trace-sample", "1"}, 100, 0},
+		{nil, 0, 100},
+	} {
+		with.Store(0)
+		without.Store(0)
+		args := append([]string{"bench", "run", "-q", "-json", "-c", "2", "-n", "100", "-warmup", "0"}, c.flags...)
+		if err := run(context.Background(), append(args, srv.URL+"/"), io.Discard, io.Discard); err != nil ||
+			with.Load() != c.with || without.Load() != c.without {
+			t.Fatalf("%q: err %v; %d requests with a traceparent, %d without; want %d and %d", c.flags, err, with.Load(), without.Load(), c.with, c.without)
+		}
+	}
+	for _, c := range []struct{ args, want string }{
+		{"-trace-sample 2 http://127.0.0.1:1/", "-trace-sample 2: a share between 0 and 1"},
+		{"-trace-sample -1 http://127.0.0.1:1/", "a share between 0 and 1"},
+		{"-trace-sample 0.5 tcp://127.0.0.1:1", "-trace-sample needs an http:// or ws:// target"},
+		{"find-max --slo p99<1s -trace-sample 0.5 unix:///tmp/x.sock", "-trace-sample needs an http:// or ws:// target"},
+		{"-trace-sample 1 -header traceparent:x http://127.0.0.1:1/", "-trace-sample writes the traceparent"},
+		{"fanout --subscribe news -trace-sample 1 ws://127.0.0.1:1/", "-trace-sample does not apply to a fan-out run (bench fanout)"},
+	} {
+		args := append([]string{"bench"}, strings.Fields(c.args)...)
+		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
 // topicNode serves tab on loopback until the test ends and returns its
 // ws:// URL.
 func topicNode(t *testing.T, tab *handler.Table) string {
