@@ -83,6 +83,12 @@ func (c *serveFlags) tracing(logger *slog.Logger) (handler.Interceptor, func(), 
 		return nil, nil, fmt.Errorf("--otlp-endpoint: %w", err)
 	}
 	res := resource.Default()
+	// Default reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES once
+	// per process; Environment reads them now, for a serve that is not
+	// the process's first (tests run several).
+	if r, err := resource.Merge(res, resource.Environment()); err == nil {
+		res = r
+	}
 	if os.Getenv("OTEL_SERVICE_NAME") == "" && !strings.Contains(os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), "service.name=") {
 		if r, err := resource.Merge(res, resource.NewSchemaless(semconv.ServiceName("jetrpc"))); err == nil {
 			res = r
