@@ -28,7 +28,16 @@ type payments struct {
 	gate  chan struct{}
 }
 
-func newPayments(t *testing.T, opts idempotency.Options) *payments {
+func newPayments(t testing.TB, opts idempotency.Options) *payments {
+	t.Helper()
+	p := newPaymentsTable(t)
+	p.store = idempotency.New(opts)
+	p.tab.Use(p.store.Intercept)
+	return p
+}
+
+// newPaymentsTable is newPayments' table without a Store.
+func newPaymentsTable(t testing.TB) *payments {
 	t.Helper()
 	w := pool.NewWorkers(8, 256)
 	t.Cleanup(w.Close)
@@ -50,8 +59,6 @@ func newPayments(t *testing.T, opts idempotency.Options) *payments {
 	handler.Register(p.tab, "fail", func(ctx context.Context, r req) (string, error) {
 		return "", &handler.Error{Code: 402, Message: fmt.Sprintf("declined %d", p.runs.Add(1))}
 	})
-	p.store = idempotency.New(opts)
-	p.tab.Use(p.store.Intercept)
 	return p
 }
 
