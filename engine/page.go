@@ -28,6 +28,14 @@ type Page struct {
 	// Append appends the body to dst and returns it. It is called on a
 	// worker, for each request; a panic is logged and answered 500.
 	Append func(dst []byte) []byte
+	// Negotiate, when set, picks the form of the page a request gets
+	// from its Accept header field's value ("" when absent): the Page
+	// whose ContentType and Append answer it — p itself, or another
+	// (engine/metrics answers OpenMetrics, with exemplars, to a scraper
+	// that asks for it). Only the chosen Page's ContentType and Append
+	// are used. It runs on the event loop, for each request of the page,
+	// and must be quick; nil means ContentType and Append always.
+	Negotiate func(accept string) *Page
 }
 
 // WithPage adds a page (see Page) to Options.Pages.
@@ -56,6 +64,11 @@ func (e *Engine) pageFor(method, target []byte) *Page {
 // held in the connection's reply order; 503 when no worker can take it.
 func (h *httpCodec) page(c *conn, out []byte, p *Page, keep bool) []byte {
 	r := &h.req
+	if p.Negotiate != nil {
+		if q := p.Negotiate(c.call.Meta.Header("Accept")); q != nil {
+			p = q
+		}
+	}
 	j := newJob(c)
 	j.page, j.tag, j.cors = p, tagFramed, h.corsLines
 	if keep {

@@ -42,7 +42,7 @@ func (t *Table) runElem(ctx context.Context, st *state, dst []byte, e *element) 
 // remaining elements are answered parser.CodeResponseTooLarge without running.
 func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []element, limit int) []byte {
 	start := len(dst)
-	obs, timed := t.obs != nil, t.obs != nil && t.obs.metrics != nil // the access log alone needs no element's time
+	obs, timed := t.obs != nil || t.batchHooks != nil, t.obs != nil && t.obs.metrics != nil // the access log and the hooks need no element's time
 	var clock int64
 	if timed {
 		clock = nanotime()
@@ -66,7 +66,7 @@ func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []ele
 			e.dur, clock = now-clock, now
 		}
 		if obs {
-			e.code = st.code
+			e.code, e.span = st.code, st.span
 		}
 		if len(dst) == before {
 			dst = dst[:mark] // a notification: no reply, no comma
@@ -114,16 +114,22 @@ func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Mess
 		}
 	}
 	if blocking == 0 && len(st.elems) <= t.opts.ParallelBatch {
+		if t.batchHooks != nil {
+			t.beginBatch(ctx, st)
+		}
 		open := len(dst)
 		dst = append(dst, '[')
 		dst = t.runElems(ctx, st, dst, st.elems, t.opts.MaxBatchResponseSize)
-		if o := t.obs; o != nil {
+		if t.obs != nil || t.batchHooks != nil {
 			for i := range st.elems {
 				e := &st.elems[i]
-				o.elem(st, e, e.code, e.dur)
+				t.noteElem(st, e, e.code, e.dur)
 			}
+		}
+		if o := t.obs; o != nil {
 			o.endBatch(ctx, st, len(st.elems))
 		}
+		t.endBatch(ctx, st)
 		return closeArray(dst, open), true
 	}
 	if inlineOnly {
@@ -153,6 +159,7 @@ type segment struct {
 	wait      *waitState
 	deadline  int64       // a timed segment's (a blocking method with a timeout): when its caller answers without it (a reading of package clock); 0: none
 	cc        CallContext // a timed segment's own copy of its caller's context, which the transport may reuse once the caller has answered
+	batch     *Batch      // the caller's batch (Call.Batch); nil for a single request
 	state     atomic.Uint32
 	blocking  bool // a blocking element: busy when the pool is full
 	onWorker  bool // meant for a worker
@@ -184,8 +191,9 @@ func (s *segment) Run() {
 			s.out.B = appendInternal(s.out.B[:0], s.elems)
 		}
 	}()
-	st.deadline = s.deadline
+	st.deadline, st.batch = s.deadline, s.batch
 	s.out.B = s.t.runElems(s.ctx, st, s.out.B, s.elems, maxReplies)
+	st.batch = nil // the caller's
 	putState(st)
 }
 
@@ -230,6 +238,9 @@ func appendInternal(dst []byte, elems []element) []byte {
 
 // parallel runs the planned batch in st.elems with the worker pool.
 func (t *Table) parallel(ctx context.Context, st *state, dst []byte) []byte {
+	if t.batchHooks != nil {
+		t.beginBatch(ctx, st)
+	}
 	elems := st.elems
 	long := len(elems) > t.opts.ParallelBatch
 	chunk := t.opts.ParallelBatch
@@ -301,7 +312,7 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 	pw := t.workers()
 	for i := range st.segs {
 		s := &st.segs[i]
-		s.t, s.ctx, s.out, s.wait = t, ctx, pool.Parts.Get(), w
+		s.t, s.ctx, s.out, s.wait, s.batch = t, ctx, pool.Parts.Get(), w, st.batch
 		if p, ok := ctx.(*CallContext); ok && s.deadline != 0 {
 			// A timed call may outlive its caller, whose transport may then
 			// reuse its context: the call gets a copy, its head in st's
@@ -339,7 +350,7 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 			st.code = parser.CodeDeadline
 			return appendTimeout(dst, &e.req, e.m)
 		}
-		st.code = e.code
+		st.code, st.span = e.code, e.span
 		dst = append(dst, s.out.B[e.at[0]:e.at[1]]...)
 		pool.Parts.Put(s.out)
 		*s = segment{}
@@ -398,6 +409,7 @@ func (t *Table) join(ctx context.Context, st *state, dst []byte) []byte {
 	open := len(dst)
 	dst = append(dst, '[')
 	o := t.obs
+	noted := o != nil || t.batchHooks != nil
 	n := 0
 	for i := range st.segs {
 		s := &st.segs[i]
@@ -413,18 +425,18 @@ func (t *Table) join(ctx context.Context, st *state, dst []byte) []byte {
 			case mark-open-1 > limit:
 				dst = appendTooLarge(dst, &e.req, 0, limit)
 				t.refused(refuseResponseSize)
-				if o != nil {
-					o.elem(st, e, parser.CodeResponseTooLarge, 0)
+				if noted {
+					t.noteElem(st, e, parser.CodeResponseTooLarge, 0)
 				}
 			case s.late:
 				dst = appendTimeout(dst, &e.req, e.m)
-				if o != nil {
-					o.elem(st, e, parser.CodeDeadline, nanotime()-st.t0)
+				if noted {
+					t.noteElem(st, e, parser.CodeDeadline, nanotime()-st.t0)
 				}
 			default:
 				dst = append(dst, s.out.B[e.at[0]:e.at[1]]...)
-				if o != nil {
-					o.elem(st, e, e.code, e.dur)
+				if noted {
+					t.noteElem(st, e, e.code, e.dur)
 				}
 			}
 			if len(dst) == before {
@@ -439,6 +451,7 @@ func (t *Table) join(ctx context.Context, st *state, dst []byte) []byte {
 	if o != nil {
 		o.endBatch(ctx, st, n)
 	}
+	t.endBatch(ctx, st)
 	return closeArray(dst, open)
 }
 

@@ -379,6 +379,7 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parse
 	call.t, call.st, call.req, call.m, call.fault, call.tooBig = t, st, req, m, fault, tooBig
 	call.dst, call.start, call.level, call.called, call.answered = dst, len(dst), 0, 0, false
 	call.code, call.err, call.timed, call.begun = 0, nil, false, false // res is set with the outcome
+	st.span = SpanRef{}
 	defer func() {
 		if v := recover(); v != nil {
 			t.opts.Logger.Error("jetrpc: interceptor panicked", "method", call.Method(), "panic", v, "stack", string(debug.Stack()))

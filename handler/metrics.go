@@ -18,7 +18,9 @@ import (
 	"math/bits"
 	"runtime"
 	"sort"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/parser"
@@ -73,6 +75,36 @@ type methodMetrics struct {
 	name     string
 	blocking bool // a method of the blocking class: its calls' starts are counted
 	stripes  []callCounters
+	exMu     sync.Mutex                               // guards ex
+	ex       *[len(durationBounds) + 1]stats.Exemplar // the last traced call of each bucket (exemplar); nil until one
+}
+
+// exemplar keeps a traced call of mm that took d ns, in span, as its
+// bucket's exemplar. Only traced calls come here — a share the tracer
+// samples — so a lock is cheap enough; it allocates once per method.
+func (mm *methodMetrics) exemplar(d int64, span SpanRef) {
+	now := time.Now()
+	mm.exMu.Lock()
+	if mm.ex == nil {
+		mm.ex = new([len(durationBounds) + 1]stats.Exemplar)
+	}
+	mm.ex[bucketOf(d)] = stats.Exemplar{TraceID: span.TraceID, SpanID: span.SpanID, Value: float64(max(d, 0)) / 1e9, Time: now}
+	mm.exMu.Unlock()
+}
+
+// exemplars copies mm's exemplars into dst (len(durationBounds)+1 long),
+// or returns nil when it has none.
+func (mm *methodMetrics) exemplars(dst []stats.Exemplar) []stats.Exemplar {
+	mm.exMu.Lock()
+	defer mm.exMu.Unlock()
+	if mm.ex == nil {
+		return nil
+	}
+	if dst == nil {
+		dst = make([]stats.Exemplar, len(mm.ex))
+	}
+	copy(dst, mm.ex[:])
+	return dst
 }
 
 // batchCounters is one stripe of a table's batch counters.
@@ -296,6 +328,7 @@ func (t *Table) Metrics(fn func(*stats.Method)) (stats.Batch, bool) {
 	var mm stats.Method
 	mm.Duration.Buckets = make([]uint64, len(durationBounds)+1)
 	var codes [codeSlots]uint64
+	var ex []stats.Exemplar // reused, as mm is
 	for _, s := range ms {
 		mm.Method, mm.Started, mm.Handled = s.name, 0, mm.Handled[:0]
 		clear(codes[:])
@@ -344,6 +377,10 @@ func (t *Table) Metrics(fn func(*stats.Method)) (stats.Batch, bool) {
 			mm.Started = started
 		}
 		mm.Duration.Sum = float64(sum) / 1e9
+		mm.Duration.Exemplars = nil
+		if e := s.exemplars(ex); e != nil {
+			ex, mm.Duration.Exemplars = e, e
+		}
 		fn(&mm)
 	}
 	var b stats.Batch

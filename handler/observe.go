@@ -178,13 +178,15 @@ func (o *observer) kept(st *state) {
 	o.startElems(st)
 }
 
-// elem notes the outcome of a batch element: code, after d ns.
+// elem notes the outcome of a batch element: code, after d ns (the
+// batch's error count is Table.noteElem's).
 func (o *observer) elem(st *state, e *element, code parser.Code, d int64) {
-	if code != 0 {
-		st.errs++
-	}
 	if tm := o.metrics; tm != nil {
-		tm.handled(tm.of(&e.req, e.m), st.stripe, code, d)
+		mm := tm.of(&e.req, e.m)
+		tm.handled(mm, st.stripe, code, d)
+		if e.span.IsValid() {
+			mm.exemplar(d, e.span)
+		}
 	}
 }
 
@@ -207,6 +209,9 @@ func (o *observer) endBurst(ctx context.Context, st *state, r *parser.Request, p
 	}
 	d := now - st.t0
 	if tm := o.metrics; tm != nil && st.cur != nil {
+		if st.span.IsValid() {
+			st.cur.exemplar(d, st.span)
+		}
 		switch y := &p.tally; {
 		case st.code != 0:
 			tm.handled(st.cur, st.stripe, st.code, d)
@@ -236,6 +241,9 @@ func (o *observer) endBurst(ctx context.Context, st *state, r *parser.Request, p
 func (o *observer) done(ctx context.Context, st *state, r *parser.Request, d int64) {
 	if tm := o.metrics; tm != nil && st.cur != nil {
 		tm.handled(st.cur, st.stripe, st.code, d)
+		if st.span.IsValid() {
+			st.cur.exemplar(d, st.span)
+		}
 	}
 	if o.log != nil && o.log.wants(st, d) {
 		o.log.call(ctx, st, r, d)
@@ -352,7 +360,7 @@ func (a *accessLog) call(ctx context.Context, st *state, r *parser.Request, d in
 	if slow {
 		msg = "jetrpc: slow call"
 	}
-	attrs := make([]slog.Attr, 0, 8)
+	attrs := make([]slog.Attr, 0, 10)
 	method := ""
 	switch {
 	case r == nil:
@@ -370,6 +378,7 @@ func (a *accessLog) call(ctx context.Context, st *state, r *parser.Request, d in
 		attrs = append(attrs, idAttr(r.ID))
 	}
 	attrs = append(attrs, slog.Int("code", int(st.code)), durationAttr(d))
+	attrs = st.span.logAttrs(attrs)
 	a.emit(ctx, level, msg, callerAttrs(ctx, attrs))
 }
 
@@ -420,8 +429,11 @@ func (a *accessLog) batch(ctx context.Context, st *state, n int, d int64) {
 	if slow {
 		msg = "jetrpc: slow batch"
 	}
-	attrs := make([]slog.Attr, 0, 7)
+	attrs := make([]slog.Attr, 0, 9)
 	attrs = append(attrs, slog.Int("elements", n), slog.Int("errors", st.errs), durationAttr(d))
+	if b := st.batch; b != nil {
+		attrs = b.span.logAttrs(attrs)
+	}
 	a.emit(ctx, level, msg, callerAttrs(ctx, attrs))
 }
 

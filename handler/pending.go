@@ -260,6 +260,9 @@ func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
 	if o != nil {
 		st.t0 = o.now(st)
 	}
+	if d.t.batchHooks != nil {
+		d.t.beginBatch(ctx, st)
+	}
 	open := len(dst)
 	dst = append(dst, '[')
 	for i := range st.elems {
@@ -271,12 +274,13 @@ func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
 		before := len(dst)
 		if e.req.Err.OK() && e.m != nil {
 			dst = appendBusy(dst, &e.req)
-			st.code = parser.CodeServerBusy
+			st.code, st.span = parser.CodeServerBusy, SpanRef{}
 		} else {
 			dst = d.t.call(ctx, st, dst, &e.req, e.m) // a fault: through the interceptors, as inline
 		}
-		if o != nil {
-			o.elem(st, e, st.code, 0)
+		if o != nil || d.t.batchHooks != nil {
+			e.span = st.span
+			d.t.noteElem(st, e, st.code, 0)
 		}
 		if len(dst) == before {
 			dst = dst[:mark]
@@ -285,6 +289,7 @@ func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
 	if o != nil {
 		o.endBatch(ctx, st, len(st.elems))
 	}
+	d.t.endBatch(ctx, st)
 	return closeArray(dst, open)
 }
 

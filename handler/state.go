@@ -61,7 +61,11 @@ type state struct {
 	logFor  *accessLog     // the access log logSkip counts for (the table's that prepared it); nil: none
 	t0      int64          // when the message (or a single request) began, on nanotime's clock, when observed
 	cur     *methodMetrics // the counters of the single request run now, when observed
-	errs    int            // the batch elements answered with an error, when observed
+	errs    int            // the batch elements answered with an error, when observed or hooked
+
+	span     SpanRef // the span of the call run now, from its tracer (Call.SetSpan); zero: none
+	batch    *Batch  // the batch whose elements run now: &batchObj, or the caller's for a segment on a worker; nil: none
+	batchObj Batch   // the Batch of the batch this state plans (trace.go)
 }
 
 // waitState is how the caller of a parallel batch waits for its
@@ -79,6 +83,7 @@ type element struct {
 	at   [2]int      // its reply's span in its segment's output (or in the reply)
 	code parser.Code // the code of its reply, once run, when observed
 	dur  int64       // its handling time in ns, once run, when observed
+	span SpanRef     // the span it ran in (Call.SetSpan), once run, when observed
 }
 
 func (e *element) blocking() bool { return e.m != nil && !e.m.inline }
@@ -131,6 +136,8 @@ func (st *state) reset() {
 	st.req, st.single, st.src = nil, nil, nil
 	st.err, st.cur, st.errs = nil, nil, 0
 	st.deadline = 0
+	st.span = SpanRef{}
+	st.resetBatch()
 	if st.cc.req != nil {
 		st.cc = callCtx{Context: context.Background()} // nothing of the message, nor its caller's context, stays in the pool
 	}

@@ -157,16 +157,17 @@ func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l 
 // without locks, from any goroutine, and further registration fails with
 // ErrSealed.
 type Table struct {
-	opts    Options                   // immutable after NewTable
-	methods map[string]*method        // guarded by mu until sealed, then immutable
-	mu      sync.Mutex                // serializes registration
-	sealed  atomic.Bool               // set by the first dispatch
-	subs    map[string]*subscriptions // by namespace; guarded by mu
-	chain   []Interceptor             // Use; guarded by mu until sealed, then immutable
-	timing  atomic.Bool               // an interceptor asked a Duration: calls are timed
-	limiter *ratelimit.Limiter        // the rate limits (Options.RateLimit); nil when none; immutable after NewTable
-	obs     *observer                 // metrics and the access log; nil when neither is on; immutable after NewTable
-	log     *accessLog                // obs's access log, or nil; immutable after NewTable
+	opts       Options                   // immutable after NewTable
+	methods    map[string]*method        // guarded by mu until sealed, then immutable
+	mu         sync.Mutex                // serializes registration
+	sealed     atomic.Bool               // set by the first dispatch
+	subs       map[string]*subscriptions // by namespace; guarded by mu
+	chain      []Interceptor             // Use; guarded by mu until sealed, then immutable
+	batchHooks []BatchHook               // UseBatch; guarded by mu until sealed, then immutable
+	timing     atomic.Bool               // an interceptor asked a Duration: calls are timed
+	limiter    *ratelimit.Limiter        // the rate limits (Options.RateLimit); nil when none; immutable after NewTable
+	obs        *observer                 // metrics and the access log; nil when neither is on; immutable after NewTable
+	log        *accessLog                // obs's access log, or nil; immutable after NewTable
 }
 
 // NewTable returns an empty table.

@@ -21,6 +21,7 @@ package metrics
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strconv"
@@ -146,6 +147,10 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v int64, labels ...s
 
 // histogram exports h, whose buckets are bounded by bounds (the last
 // one, +Inf, implied).
+// Its exemplars (h.Exemplars, traced calls) go with their buckets,
+// labelled trace_id and span_id as OpenMetrics and Prometheus expect: the
+// OpenMetrics exposition shows them (Handler, Page), the text format
+// does not.
 func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h *stats.Histogram, bounds []float64, labels ...string) {
 	buckets := make(map[float64]uint64, len(bounds))
 	var n uint64
@@ -153,8 +158,32 @@ func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h *stats.Histogr
 		n += h.Buckets[i]
 		buckets[b] = n
 	}
-	ch <- prometheus.MustNewConstHistogram(d, h.Count, h.Sum, buckets, labels...)
+	m := prometheus.MustNewConstHistogram(d, h.Count, h.Sum, buckets, labels...)
+	var exs []prometheus.Exemplar
+	for i := range h.Exemplars {
+		if e := &h.Exemplars[i]; e.Valid() {
+			exs = append(exs, prometheus.Exemplar{
+				Value:     e.Value,
+				Labels:    prometheus.Labels{TraceIDLabel: hex.EncodeToString(e.TraceID[:]), SpanIDLabel: hex.EncodeToString(e.SpanID[:])},
+				Timestamp: e.Time,
+			})
+		}
+	}
+	if len(exs) > 0 {
+		if mx, err := prometheus.NewMetricWithExemplars(m, exs...); err == nil {
+			m = mx
+		}
+	}
+	ch <- m
 }
+
+// The labels of an exemplar of jsonrpc_server_handling_seconds: the
+// trace and the span of a traced call, in lower-case hex, as
+// OpenTelemetry and Prometheus' exemplar storage name them.
+const (
+	TraceIDLabel = "trace_id"
+	SpanIDLabel  = "span_id"
+)
 
 var (
 	durationBounds = func() []float64 {
@@ -259,34 +288,70 @@ func Register(reg prometheus.Registerer, t *handler.Table, e *engine.Engine) err
 }
 
 // Handler returns the http.Handler of g's exposition, for a server of
-// its own (promhttp.HandlerFor: content negotiation, gzip, errors).
+// its own (promhttp.HandlerFor: content negotiation, gzip, errors),
+// OpenMetrics included for a scraper that asks for it, with the
+// exemplars of traced calls.
 func Handler(g prometheus.Gatherer) http.Handler {
-	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }
 
-// ContentType is the Content-Type of Page's exposition: Prometheus' text
-// format.
+// ContentType is the Content-Type of Page's exposition in Prometheus'
+// text format.
 var ContentType = string(expfmt.NewFormat(expfmt.TypeTextPlain))
 
+// OpenMetricsContentType is the Content-Type of Page's exposition to a
+// scraper that accepts OpenMetrics 1.0 (Prometheus does by default):
+// the same metrics, and the exemplars of traced calls.
+var OpenMetricsContentType = string(expfmt.FmtOpenMetrics_1_0_0)
+
 // Page returns the engine page (engine.WithPage) serving g's exposition
-// in the text format at path, on the engine's own listeners. Metrics that
-// fail to gather are left out and the failure is written as a comment,
-// so a scrape always gets what could be gathered.
+// at path, on the engine's own listeners: in OpenMetrics 1.0, with the
+// exemplars of traced calls, to a request whose Accept field prefers it
+// (Prometheus' scrapes do), else in Prometheus' text format. Metrics
+// that fail to gather are left out; in the text format the failure is
+// written as a comment, so a scrape always gets what could be gathered.
 func Page(path string, g prometheus.Gatherer) engine.Page {
-	return engine.Page{Path: path, ContentType: ContentType, Append: func(dst []byte) []byte {
-		buf := bytes.NewBuffer(dst)
-		mfs, err := g.Gather()
-		enc := expfmt.NewEncoder(buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-		for _, mf := range mfs {
-			if e := enc.Encode(mf); e != nil && err == nil {
-				err = e
-			}
+	text := engine.Page{Path: path, ContentType: ContentType, Append: func(dst []byte) []byte {
+		return expose(dst, g, expfmt.NewFormat(expfmt.TypeTextPlain))
+	}}
+	om := engine.Page{Path: path, ContentType: OpenMetricsContentType, Append: func(dst []byte) []byte {
+		return expose(dst, g, expfmt.FmtOpenMetrics_1_0_0)
+	}}
+	accepted := []expfmt.Format{expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtText}
+	text.Negotiate = func(accept string) *engine.Page {
+		if accept == "" {
+			return &text
 		}
-		if err != nil {
-			buf.WriteString("# jetrpc: gathering failed: ")
-			buf.WriteString(strconv.Quote(err.Error()))
-			buf.WriteByte('\n')
+		f := expfmt.NegotiateAccept(http.Header{"Accept": {accept}}, accepted...)
+		if f.FormatType() == expfmt.TypeOpenMetrics {
+			return &om
+		}
+		return &text
+	}
+	return text
+}
+
+// expose appends g's exposition in format f to dst.
+func expose(dst []byte, g prometheus.Gatherer, f expfmt.Format) []byte {
+	buf := bytes.NewBuffer(dst)
+	mfs, err := g.Gather()
+	enc := expfmt.NewEncoder(buf, f)
+	for _, mf := range mfs {
+		if e := enc.Encode(mf); e != nil && err == nil {
+			err = e
+		}
+	}
+	if f.FormatType() == expfmt.TypeOpenMetrics {
+		// OpenMetrics has no free comments: a failure leaves its metrics out.
+		if c, ok := enc.(expfmt.Closer); ok {
+			_ = c.Close() // "# EOF"
 		}
 		return buf.Bytes()
-	}}
+	}
+	if err != nil {
+		buf.WriteString("# jetrpc: gathering failed: ")
+		buf.WriteString(strconv.Quote(err.Error()))
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
 }

@@ -83,6 +83,14 @@ var _ handler.Interceptor = (*Tracer)(nil).Intercept
 // (the SDK's batch processor queues it). Safe from any goroutine.
 func (tr *Tracer) Intercept(ctx context.Context, call *handler.Call) error {
 	m := handler.MetaFrom(ctx)
+	if b := call.Batch(); b != nil {
+		if bt, ok := b.Get(batchKey{}).(*batchTrace); ok { // the Tracer's batch hook decided for the batch
+			if bt != notTracedBatch {
+				tr.traced(trace.ContextWithSpan(ctx, bt.span), m, call, sampledRoot)
+			}
+			return nil
+		}
+	}
 	d := tr.decide(m, call)
 	if d == notSampled {
 		return nil // the rest runs with ctx
@@ -91,16 +99,34 @@ func (tr *Tracer) Intercept(ctx context.Context, call *handler.Call) error {
 	return nil
 }
 
-// traced runs call inside its span.
-func (tr *Tracer) traced(ctx context.Context, m *handler.Meta, call *handler.Call, d decision) {
-	if d != sampledRoot {
-		ctx = tr.prop.Extract(ctx, metaCarrier{m})
-		if d == forced {
-			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsSampled() {
-				ctx = trace.ContextWithRemoteSpanContext(ctx, sc.WithTraceFlags(sc.TraceFlags()|trace.FlagsSampled))
-			}
+// Instrument adds the Tracer to t: its interceptor (Intercept) and its
+// batch hook (BeginBatch, EndBatch), so that a batch gets a span of its
+// own whose children are its elements' spans. Call it before t
+// dispatches, where t.Use would be called.
+func (tr *Tracer) Instrument(t *handler.Table) {
+	t.Use(tr.Intercept)
+	t.UseBatch(tr)
+}
+
+// parentOf returns ctx with the remote parent of a call or batch decided
+// d, read from the request's header fields in m.
+func (tr *Tracer) parentOf(ctx context.Context, m *handler.Meta, d decision) context.Context {
+	if d == sampledRoot {
+		return ctx
+	}
+	ctx = tr.prop.Extract(ctx, metaCarrier{m})
+	if d == forced {
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsSampled() {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, sc.WithTraceFlags(sc.TraceFlags()|trace.FlagsSampled))
 		}
 	}
+	return ctx
+}
+
+// traced runs call inside its span: a child of ctx's span, or of the
+// remote parent d says the request carries.
+func (tr *Tracer) traced(ctx context.Context, m *handler.Meta, call *handler.Call, d decision) {
+	ctx = tr.parentOf(ctx, m, d)
 	var buf [12]attribute.KeyValue
 	attrs := append(buf[:0], semconv.RPCSystemNameJSONRPC)
 	name := otherMethod
@@ -126,6 +152,7 @@ func (tr *Tracer) traced(ctx context.Context, m *handler.Meta, call *handler.Cal
 		name = "jsonrpc" // the conventions' span name when rpc.method is _OTHER: rpc.system.name
 	}
 	ctx, span := tr.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	call.SetSpan(refOf(span.SpanContext()))
 	call.Next(ctx)
 	if code := call.Code(); code != 0 {
 		s := strconv.Itoa(int(code))
@@ -211,4 +238,10 @@ func (c metaCarrier) Keys() []string {
 		keys = append(keys, n)
 	}
 	return keys
+}
+
+// refOf returns the handler.SpanRef of sc, for the access log and the
+// metrics' exemplars.
+func refOf(sc trace.SpanContext) handler.SpanRef {
+	return handler.SpanRef{TraceID: sc.TraceID(), SpanID: sc.SpanID()}
 }

@@ -94,20 +94,54 @@ const (
 // allocates nothing and calls no OpenTelemetry API. Safe from any
 // goroutine.
 func (s *sampler) decide(m *handler.Meta, call *handler.Call) decision {
-	if s.force != "" && m.Header(s.force) != "" {
-		return forced
-	}
-	if tp := m.Header(traceparentHeader); tp != "" {
-		if sampled, ok := parseParent(tp); ok {
-			if sampled {
-				return sampledParent
-			}
-			return notSampled
-		}
+	if d, ok := s.fromHeaders(m); ok {
+		return d
 	}
 	th := s.root
 	if call.Registered() && (s.exact != nil || s.prefixes != nil) {
 		th = s.methodThreshold(call.Method())
+	}
+	if th.draw() {
+		return sampledRoot
+	}
+	return notSampled
+}
+
+// fromHeaders returns the decision the request's header fields make —
+// the force header, a valid traceparent — and false when they make
+// none (a root call or batch).
+func (s *sampler) fromHeaders(m *handler.Meta) (decision, bool) {
+	if s.force != "" && m.Header(s.force) != "" {
+		return forced, true
+	}
+	if tp := m.Header(traceparentHeader); tp != "" {
+		if sampled, ok := parseParent(tp); ok {
+			if sampled {
+				return sampledParent, true
+			}
+			return notSampled, true
+		}
+	}
+	return notSampled, false
+}
+
+// decideBatch is decide for a batch: one decision for all its elements,
+// a root batch drawing against the highest threshold of its elements'
+// methods.
+func (s *sampler) decideBatch(m *handler.Meta, b *handler.Batch) decision {
+	if d, ok := s.fromHeaders(m); ok {
+		return d
+	}
+	th := s.root
+	if s.exact != nil || s.prefixes != nil {
+		th = never
+		for i := range b.Len() {
+			t := s.root
+			if b.Registered(i) {
+				t = s.methodThreshold(b.Method(i))
+			}
+			th = max(th, t)
+		}
 	}
 	if th.draw() {
 		return sampledRoot

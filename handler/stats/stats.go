@@ -90,7 +90,27 @@ type Histogram struct {
 	Count   uint64
 	Sum     float64 // seconds for durations, elements for batch sizes
 	Buckets []uint64
+	// Exemplars, when not nil, has one entry per bucket: the last traced
+	// observation that fell in it (Exemplar.Valid), linking the bucket to
+	// a trace. Only Method.Duration has them, for calls a tracer named
+	// the span of (handler.Call.SetSpan).
+	Exemplars []Exemplar
 }
+
+// Exemplar is one observation of a Histogram with the trace it belongs
+// to: what OpenMetrics exposes as a bucket's exemplar (trace_id and
+// span_id labels), so that a slow bucket links to a trace.
+type Exemplar struct {
+	TraceID [16]byte
+	SpanID  [8]byte
+	// Value is the observation: seconds for durations.
+	Value float64
+	// Time is when it was observed.
+	Time time.Time
+}
+
+// Valid reports whether e holds an observation.
+func (e *Exemplar) Valid() bool { return e.TraceID != [16]byte{} }
 
 // Batch is what a table counted of its batches (handler.Table.Metrics).
 type Batch struct {
