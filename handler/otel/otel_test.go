@@ -8,7 +8,9 @@ package otel_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	jotel "github.com/jetrpc/jetrpc/handler/otel"
+	"github.com/jetrpc/jetrpc/handler/stats"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -45,7 +48,7 @@ func newHarness(t *testing.T, o jotel.Options) *harness {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(h.exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	o.TracerProvider = tp
-	h.tab.Use(jotel.New(o).Intercept)
+	jotel.New(o).Instrument(h.tab)
 	handler.Register(h.tab, "add", func(ctx context.Context, p [2]int) (int, error) {
 		h.inMethod = trace.SpanContextFromContext(ctx)
 		return p[0] + p[1], nil
@@ -55,6 +58,9 @@ func newHarness(t *testing.T, o jotel.Options) *harness {
 	}, handler.Inline())
 	handler.Register(h.tab, "admin_stats", func(ctx context.Context, p []int) (int, error) { return 1, nil }, handler.Inline())
 	handler.Register(h.tab, "update", func(ctx context.Context, p []int) (int, error) { return 0, nil }, handler.Inline())
+	handler.Register(h.tab, "work", func(ctx context.Context, p []int) (string, error) { // blocking: on a worker
+		return trace.SpanContextFromContext(ctx).SpanID().String(), nil
+	})
 	return h
 }
 
@@ -185,23 +191,92 @@ func TestTracer_notification(t *testing.T) {
 	}
 }
 
+// TestTracer_batch: a traced batch has a span of its own, the child of
+// the request's traceparent, whose children are its elements' spans —
+// inline elements on the caller and blocking ones on workers alike.
 func TestTracer_batch(t *testing.T) {
 	h := newHarness(t, jotel.Options{})
-	h.call(`[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"fail","id":2},{"jsonrpc":"2.0","method":"update"}]`,
+	reply := h.call(`[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"fail","id":2},{"jsonrpc":"2.0","method":"update"},{"jsonrpc":"2.0","method":"work","id":4},{"jsonrpc":"2.0","method":"nope","id":5}]`,
 		"traceparent: "+sampledTP)
 	spans := h.spans()
-	if len(spans) != 3 {
-		t.Fatalf("%d spans, want 3", len(spans))
+	if len(spans) != 6 {
+		t.Fatalf("%d spans, want 6: %v", len(spans), spans)
 	}
-	names := map[string]bool{}
+	var batch tracetest.SpanStub
 	for _, s := range spans {
-		names[s.Name] = true
-		if s.Parent.SpanID().String() != parentSpan {
-			t.Errorf("span %s: parent %v", s.Name, s.Parent.SpanID())
+		if s.Name == jotel.BatchSpanName {
+			batch = s
 		}
 	}
-	if !names["add"] || !names["fail"] || !names["update"] {
+	if batch.Name == "" || batch.Parent.SpanID().String() != parentSpan || batch.SpanKind != trace.SpanKindServer {
+		t.Fatalf("batch span %+v", batch)
+	}
+	wantAttrs(t, batch, map[string]string{"rpc.system.name": "jsonrpc", "jetrpc.batch.size": "5", "jetrpc.batch.errors": "2", "jetrpc.transport": "http", "rpc.method": ""})
+	names := map[string]bool{}
+	for _, s := range spans {
+		if s.Name == jotel.BatchSpanName {
+			continue
+		}
+		names[s.Name] = true
+		if s.Parent.SpanID() != batch.SpanContext.SpanID() || s.SpanContext.TraceID().String() != parentTrace {
+			t.Errorf("span %s: parent %v, want the batch's %v", s.Name, s.Parent.SpanID(), batch.SpanContext.SpanID())
+		}
+		if s.Name == "work" && !strings.Contains(reply, `"result":"`+s.SpanContext.SpanID().String()+`"`) {
+			t.Errorf("the blocking method's ctx did not carry its span %v: %s", s.SpanContext.SpanID(), reply)
+		}
+	}
+	if !names["add"] || !names["fail"] || !names["update"] || !names["work"] || !names["jsonrpc"] {
 		t.Errorf("spans %v", names)
+	}
+}
+
+// TestTracer_batchSampling: a batch is decided once — the force header,
+// the traceparent, or one draw against the highest ratio of its
+// elements' methods — and then every element is traced, or none.
+func TestTracer_batchSampling(t *testing.T) {
+	const batch = `[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"admin_stats","id":2}]`
+	for _, c := range []struct {
+		name   string
+		o      jotel.Options
+		fields []string
+		spans  int
+	}{
+		{"root, ratio 0", jotel.Options{}, nil, 0},
+		{"root, ratio 1", jotel.Options{Ratio: 1}, nil, 3},
+		{"parent not sampled", jotel.Options{Ratio: 1}, []string{"traceparent: " + unsampledTP}, 0},
+		{"an element's method always", jotel.Options{Methods: map[string]float64{"admin_*": 1}}, nil, 3},
+		{"no element's method", jotel.Options{Ratio: 1, Methods: map[string]float64{"admin_*": 0, "add": 0}}, nil, 0},
+		{"forced", jotel.Options{ForceHeader: "X-Force-Trace"}, []string{"traceparent: " + unsampledTP, "X-Force-Trace: 1"}, 3},
+	} {
+		h := newHarness(t, c.o)
+		h.call(batch, c.fields...)
+		if got := len(h.spans()); got != c.spans {
+			t.Errorf("%s: %d spans, want %d", c.name, got, c.spans)
+		}
+	}
+}
+
+// TestTracer_batchInterceptOnly: a Tracer added as an interceptor alone
+// (no batch hook) traces each element as a single call, under the
+// request's parent.
+func TestTracer_batchInterceptOnly(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	tab := handler.NewTable()
+	tab.Use(jotel.New(jotel.Options{TracerProvider: tp}).Intercept)
+	handler.Register(tab, "add", func(ctx context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	cc := &handler.CallContext{Parent: context.Background()}
+	cc.Meta.SetHTTPHead([]byte("POST / HTTP/1.1\r\nHost: x\r\ntraceparent: " + sampledTP + "\r\n\r\n"))
+	tab.Dispatch(cc, nil, []byte(`[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}]`))
+	spans := exp.GetSpans()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want 2", len(spans))
+	}
+	for _, s := range spans {
+		if s.Name != "add" || s.Parent.SpanID().String() != parentSpan {
+			t.Errorf("span %s parent %v", s.Name, s.Parent.SpanID())
+		}
 	}
 }
 
@@ -285,6 +360,7 @@ func TestTracer_noAllocsUnsampled(t *testing.T) {
 	}
 	h := newHarness(t, jotel.Options{Ratio: 0, ForceHeader: "X-Force-Trace", Methods: map[string]float64{"admin_*": 0, "fail": 1}})
 	msg := []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`)
+	batch := []byte(`[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"update","id":2}]`)
 	for _, head := range []string{
 		"POST / HTTP/1.1\r\nHost: x\r\n\r\n",
 		"POST / HTTP/1.1\r\nHost: x\r\ntraceparent: " + unsampledTP + "\r\n\r\n",
@@ -295,6 +371,9 @@ func TestTracer_noAllocsUnsampled(t *testing.T) {
 		dst := make([]byte, 0, 256)
 		if got := testing.AllocsPerRun(200, func() { dst = h.tab.Dispatch(cc, dst[:0], msg) }); got != 0 {
 			t.Errorf("%q: %v allocs per unsampled call, want 0", head, got)
+		}
+		if got := testing.AllocsPerRun(200, func() { dst = h.tab.Dispatch(cc, dst[:0], batch) }); got != 0 {
+			t.Errorf("%q: %v allocs per unsampled batch, want 0", head, got)
 		}
 	}
 	if n := len(h.spans()); n != 0 {
@@ -365,4 +444,67 @@ func TestTracer_engineHTTP(t *testing.T) {
 		t.Errorf("parent %v trace %v", s.Parent.SpanID(), s.SpanContext.TraceID())
 	}
 	wantAttrs(t, s, map[string]string{"jetrpc.transport": "http", "network.transport": "tcp", "client.address": "127.0.0.1", "rpc.method": "add"})
+}
+
+// TestTracer_joinsLogAndMetrics: a traced call's access log record
+// carries its span's trace_id and span_id, and its method's
+// handling-time histogram an exemplar of that span; a batch's record
+// carries the batch span's; an untraced call's has neither.
+func TestTracer_joinsLogAndMetrics(t *testing.T) {
+	var log strings.Builder
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	tab := handler.NewTable(handler.WithMetrics(true), handler.WithAccessLog(handler.AccessLog{
+		Logger: slog.New(slog.NewJSONHandler(&log, nil)), Sample: 1,
+	}))
+	jotel.New(jotel.Options{TracerProvider: tp}).Instrument(tab)
+	handler.Register(tab, "add", func(ctx context.Context, p [2]int) (int, error) { return p[0] + p[1], nil }, handler.Inline())
+	call := func(msg, tp string) map[string]any {
+		log.Reset()
+		cc := &handler.CallContext{Parent: context.Background()}
+		cc.Meta.SetHTTPHead([]byte("POST / HTTP/1.1\r\nHost: x\r\ntraceparent: " + tp + "\r\n\r\n"))
+		cc.Meta.Transport = handler.TransportHTTP
+		tab.Dispatch(cc, nil, []byte(msg))
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(log.String()), &rec); err != nil {
+			t.Fatalf("record %q: %v", log.String(), err)
+		}
+		return rec
+	}
+	rec := call(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, unsampledTP)
+	if _, ok := rec["trace_id"]; ok {
+		t.Errorf("untraced call's record has a trace_id: %v", rec)
+	}
+	rec = call(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`, sampledTP)
+	spans := exp.GetSpans()
+	exp.Reset()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	sc := spans[0].SpanContext
+	if rec["trace_id"] != parentTrace || rec["span_id"] != sc.SpanID().String() {
+		t.Errorf("record %v, want trace_id %s span_id %s", rec, parentTrace, sc.SpanID())
+	}
+	found := false
+	tab.Metrics(func(m *stats.Method) {
+		for _, e := range m.Duration.Exemplars {
+			if m.Method == "add" && e.Valid() && e.TraceID == [16]byte(sc.TraceID()) && e.SpanID == [8]byte(sc.SpanID()) {
+				found = true
+			}
+		}
+	})
+	if !found {
+		t.Errorf("no exemplar of span %v", sc.SpanID())
+	}
+	rec = call(`[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}]`, sampledTP)
+	var batchSpan trace.SpanContext
+	for _, s := range exp.GetSpans() {
+		if s.Name == jotel.BatchSpanName {
+			batchSpan = s.SpanContext
+		}
+	}
+	if rec["msg"] != "jetrpc: batch" || rec["trace_id"] != parentTrace || rec["span_id"] != batchSpan.SpanID().String() {
+		t.Errorf("batch record %v, want the batch span %v", rec, batchSpan.SpanID())
+	}
 }
