@@ -44,7 +44,8 @@ type serveFlags struct {
 	queue          int
 	verbose        bool
 	cpuProfile     string
-	otlpEndpoint   string             // --otlp-endpoint: "" for no tracing
+	otlpEndpoint   string             // --otlp-endpoint: "" for the environment's (OTEL_EXPORTER_OTLP_*), else no tracing
+	otlpProtocol   string             // --otlp-protocol: otlpGRPC, otlpHTTP, or "" for the environment's, else otlpHTTP
 	traceSample    float64            // --trace-sample
 	traceMethods   map[string]float64 // --trace-method, by method (or prefix*)
 	traceForce     string             // --trace-force-header
@@ -183,8 +184,13 @@ func (c *serveFlags) rows() []serveFlag {
 			"the caller's grants let it call (admin_stats only for a key with the admin grant); false lists every method to every caller. " +
 			"Without authentication every caller is listed every method"},
 
-		{groupTracing, "otlp-endpoint", bind(&c.otlpEndpoint, ""), anyValue, "trace calls with OpenTelemetry, exporting spans by OTLP over HTTP to `url` " +
-			"(such as http://localhost:4318; its path defaults to /v1/traces); OTEL_EXPORTER_OTLP_* and OTEL_SERVICE_NAME are honoured. Empty: no tracing"},
+		{groupTracing, "otlp-endpoint", bind(&c.otlpEndpoint, ""), anyValue, "trace calls with OpenTelemetry, exporting spans by OTLP to `url`: " +
+			"http://host:4318 for http/protobuf (its path defaults to /v1/traces), http://host:4317 for grpc (no path; https:// for TLS). " +
+			"Empty: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (as is), else OTEL_EXPORTER_OTLP_ENDPOINT (/v1/traces appended for http/protobuf), " +
+			"unless OTEL_TRACES_EXPORTER=none; none of them: no tracing. OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, the TLS variables " +
+			"and OTEL_SERVICE_NAME are honoured; OTEL_TRACES_SAMPLER is not (the --trace-* flags sample, and every call they pick is exported)"},
+		{groupTracing, "otlp-protocol", bind(&c.otlpProtocol, ""), anyValue, "the OTLP `protocol` of --otlp-endpoint: grpc or http/protobuf " +
+			"(default: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)"},
 		{groupTracing, "trace-sample", bind(&c.traceSample, defaultTraceSample), share, "the `share` of root calls traced (those without a traceparent), 0 to 1; " +
 			"a call with a traceparent is traced when its sampled flag is set"},
 		{groupTracing, "trace-method", value(methodRatios{&c.traceMethods}), anyValue, "`METHOD=RATIO`: trace this share of the root calls of METHOD " +

@@ -2,15 +2,17 @@ package main
 
 // NOTE: tracing for jetrpc serve: the --trace-method flag's Value, and
 // tracing, which builds the OpenTelemetry SDK's TracerProvider with an
-// OTLP/HTTP exporter and handler/otel's Tracer from the --otlp-endpoint
-// and --trace-* flags — nothing at all when --otlp-endpoint is empty.
+// OTLP exporter (over HTTP or gRPC: otlp.go) and handler/otel's Tracer
+// from the --otlp-* and --trace-* flags and the OTEL_* environment —
+// nothing at all when no endpoint is named. jetrpc samples (handler/otel)
+// before OpenTelemetry is called, so the TracerProvider samples every
+// span it is given: OTEL_TRACES_SAMPLER is not a second sampler.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -18,7 +20,6 @@ import (
 
 	"github.com/jetrpc/jetrpc/handler"
 	jotel "github.com/jetrpc/jetrpc/handler/otel"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -63,25 +64,29 @@ func (r methodRatios) Set(v string) error {
 
 // tracing returns the interceptor that traces calls, and the func that
 // flushes and stops the exporter (within traceFlushTimeout), from c's
-// flags; a nil interceptor and a no-op when --otlp-endpoint is empty.
-// The exporter reads the OTEL_EXPORTER_OTLP_* environment variables
-// itself (headers, timeout, compression, TLS); the service is named by
-// OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES), else "jetrpc".
+// flags and the environment (resolveOTLP); a nil interceptor and a no-op
+// when no endpoint is named. The exporter reads the other
+// OTEL_EXPORTER_OTLP_* variables itself (headers, timeout, compression,
+// TLS); the service is named by OTEL_SERVICE_NAME (or
+// OTEL_RESOURCE_ATTRIBUTES), else "jetrpc". OTEL_TRACES_SAMPLER and
+// OTEL_TRACES_SAMPLER_ARG are not read: the TracerProvider samples every
+// span, jetrpc's --trace-* flags having chosen the calls traced.
 func (c *serveFlags) tracing(logger *slog.Logger) (handler.Interceptor, func(), error) {
-	if c.otlpEndpoint == "" {
+	target, ok, warnings, err := resolveOTLP(c.otlpEndpoint, c.otlpProtocol, os.Getenv)
+	for _, w := range warnings {
+		logger.Warn("jetrpc: tracing: " + w)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
 		return nil, func() {}, nil
 	}
-	u, err := url.Parse(c.otlpEndpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, nil, fmt.Errorf("--otlp-endpoint %q: want an http:// or https:// URL", c.otlpEndpoint)
-	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path = "/v1/traces" // a collector's base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is read
-	}
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(u.String()))
+	exp, err := target.exporter(context.Background())
 	if err != nil {
-		return nil, nil, fmt.Errorf("--otlp-endpoint: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", target.from, err)
 	}
+	logger.Info("jetrpc: tracing", "otlp_protocol", target.protocol, "otlp_endpoint", target.endpoint, "from", target.from)
 	res := resource.Default()
 	// Default reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES once
 	// per process; Environment reads them now, for a serve that is not
@@ -94,7 +99,14 @@ func (c *serveFlags) tracing(logger *slog.Logger) (handler.Interceptor, func(), 
 			res = r
 		}
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp),
+		sdktrace.WithResource(res),
+		// jetrpc has sampled already: not OTEL_TRACES_SAMPLER (which
+		// WithSampler overrides; always_off or a ratio would drop or
+		// thin out the calls the --trace-* flags chose).
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+	)
 	tr := jotel.New(jotel.Options{
 		TracerProvider: tp,
 		Ratio:          c.traceSample,
