@@ -1,5 +1,10 @@
 package main
 
+// NOTE: resolveOTLP's table cases, each naming its own line (here): the
+// flags and the environment (a map, read by the getenv the case passes)
+// in, the otlpTarget or the error out. Exports over both protocols are
+// in trace_test.go and jaeger_test.go.
+
 import (
 	"fmt"
 	"runtime"
