@@ -6,7 +6,10 @@ package main
 // --otlp-endpoint, and the spans Jaeger's query API gives back carry the
 // attributes handler/otel documents, for calls over HTTP (one with a
 // client's traceparent, a batch, an error reply, an unknown method, a
-// notification), WebSocket and a TCP stream.
+// notification), WebSocket and a TCP stream (TestJaeger_serveSpans);
+// and a call's span reaches Jaeger over OTLP/gRPC (--otlp-protocol grpc),
+// and with the endpoint named only by OTEL_EXPORTER_OTLP_ENDPOINT
+// (TestJaeger_serveSpansByProtocolAndEnvironment).
 
 import (
 	"bufio"
@@ -52,8 +55,9 @@ func needJaeger(t *testing.T) string {
 
 // startJaeger runs Jaeger with bench/jaeger/jaeger-ci.yaml on free
 // loopback ports until the test ends, and returns its OTLP/HTTP traces
-// URL and its query API's base URL once the API answers.
-func startJaeger(t *testing.T, bin string) (otlpURL, queryURL string) {
+// URL, its OTLP/gRPC endpoint (http://127.0.0.1:port) and its query
+// API's base URL once the API answers.
+func startJaeger(t *testing.T, bin string) (otlpURL, otlpGRPC, queryURL string) {
 	t.Helper()
 	config, err := filepath.Abs("../../bench/jaeger/jaeger-ci.yaml")
 	if err != nil {
@@ -62,13 +66,13 @@ func startJaeger(t *testing.T, bin string) (otlpURL, queryURL string) {
 	if _, err := os.Stat(config); err != nil { // and go test's cache sees its changes
 		t.Fatal(err)
 	}
-	query, otlpHTTP := freePort(t), freePort(t)
+	query, otlpHTTP, grpcPort := freePort(t), freePort(t), freePort(t)
 	cmd := exec.Command(bin, "--config", config)
 	cmd.Env = append(os.Environ(),
 		"JAEGER_QUERY_PORT="+strconv.Itoa(query),
 		"JAEGER_QUERY_GRPC_PORT="+strconv.Itoa(freePort(t)),
 		"JAEGER_OTLP_HTTP_PORT="+strconv.Itoa(otlpHTTP),
-		"JAEGER_OTLP_GRPC_PORT="+strconv.Itoa(freePort(t)),
+		"JAEGER_OTLP_GRPC_PORT="+strconv.Itoa(grpcPort),
 	)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -92,6 +96,7 @@ func startJaeger(t *testing.T, bin string) (otlpURL, queryURL string) {
 		}
 	})
 	otlpURL = fmt.Sprintf("http://127.0.0.1:%d/v1/traces", otlpHTTP)
+	otlpGRPC = fmt.Sprintf("http://127.0.0.1:%d", grpcPort)
 	queryURL = fmt.Sprintf("http://127.0.0.1:%d", query)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
@@ -102,12 +107,12 @@ func startJaeger(t *testing.T, bin string) (otlpURL, queryURL string) {
 		if resp, err := http.Get(queryURL + "/api/services"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return otlpURL, queryURL
+				return otlpURL, otlpGRPC, queryURL
 			}
 		}
 	}
 	t.Fatalf("jaeger's query API did not answer:\n%s", out.String())
-	return "", ""
+	return "", "", ""
 }
 
 // otlpSpan is a span of the query API's OTLP JSON (GET /api/v3/traces/ID).
@@ -263,7 +268,7 @@ func (w *wantSpan) matches(s *otlpSpan) bool {
 func TestJaeger_serveSpans(t *testing.T) {
 	jaeger := needJaeger(t)
 	start := time.Now()
-	otlpURL, queryURL := startJaeger(t, jaeger)
+	otlpURL, _, queryURL := startJaeger(t, jaeger)
 	t.Logf("jaeger answers after %v", time.Since(start).Round(time.Millisecond))
 	service := fmt.Sprintf("jetrpc-jaeger-test-%d", time.Now().UnixNano())
 	t.Setenv("OTEL_SERVICE_NAME", service)
@@ -424,5 +429,75 @@ func TestJaeger_serveSpans(t *testing.T) {
 		} else if s.ParentSpanID != "" || s.TraceID == clientTrace {
 			t.Errorf("%s: a root call's span has a parent, or the client's trace", s)
 		}
+	}
+}
+
+// TestJaeger_serveSpansByProtocolAndEnvironment: a call's span reaches
+// Jaeger over OTLP/gRPC (--otlp-protocol grpc, --otlp-endpoint to its
+// 4317-style port), and with no --otlp-endpoint at all, from
+// OTEL_EXPORTER_OTLP_ENDPOINT (Jaeger's OTLP/HTTP base URL, and its
+// gRPC port with OTEL_EXPORTER_OTLP_PROTOCOL=grpc).
+func TestJaeger_serveSpansByProtocolAndEnvironment(t *testing.T) {
+	jaeger := needJaeger(t)
+	otlpURL, otlpGRPC, queryURL := startJaeger(t, jaeger)
+	otlpBase := strings.TrimSuffix(otlpURL, "/v1/traces")
+	for i, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{name: "grpc flags", args: []string{"--otlp-protocol", "grpc", "--otlp-endpoint", otlpGRPC}},
+		{name: "http environment", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": otlpBase}},
+		{name: "grpc environment", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": otlpGRPC, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			service := fmt.Sprintf("jetrpc-jaeger-test-%d-%d", time.Now().UnixNano(), i)
+			t.Setenv("OTEL_SERVICE_NAME", service)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out, errOut syncBuffer
+			done := make(chan error, 1)
+			go func() {
+				done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--trace-sample", "1"}, tc.args...), &out, &errOut)
+			}()
+			var urls map[string]string
+			for deadline := time.Now().Add(10 * time.Second); urls == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				for _, l := range strings.Split(out.String(), "\n") {
+					if strings.HasPrefix(l, "jetrpc: serving JSON-RPC on ") {
+						urls = urlsIn(l)
+					}
+				}
+			}
+			if urls == nil {
+				cancel()
+				t.Fatalf("not serving: %q %q", out.String(), errOut.String())
+			}
+			if code, reply := postAs(t, urls["http"], `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":61}`); code != 200 {
+				t.Fatalf("add: %d %s", code, reply)
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("serve: %v", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("serve did not stop")
+			}
+			w := &wantSpan{name: "add", transport: "http", attrs: map[string]string{"rpc.method": "add", "jsonrpc.request.id": "61"}}
+			var spans []*otlpSpan
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				spans = jaegerSpans(t, queryURL, service)
+				if len(spans) > 0 || time.Now().After(deadline) {
+					break
+				}
+			}
+			if len(spans) != 1 || !w.matches(spans[0]) || spans[0].service != service {
+				t.Errorf("Jaeger holds %d spans of %s: %v; want the SERVER span of add, id 61; serve's stderr %q", len(spans), service, spans, errOut.String())
+			}
+		})
 	}
 }
