@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser/http1"
 	"github.com/jetrpc/jetrpc/pool"
 )
@@ -65,7 +66,7 @@ func (e *Engine) pageFor(method, target []byte) *Page {
 func (h *httpCodec) page(c *conn, out []byte, p *Page, keep bool) []byte {
 	r := &h.req
 	if p.Negotiate != nil {
-		if q := p.Negotiate(c.call.Meta.Header("Accept")); q != nil {
+		if q := p.Negotiate(headerField(h.head, "accept")); q != nil {
 			p = q
 		}
 	}
@@ -111,4 +112,16 @@ func (j *job) runPage() {
 	out = strconv.AppendInt(out, int64(len(body.B)), 10)
 	out = append(out, "\r\n\r\n"...)
 	j.out = append(out, body.B...)
+}
+
+// headerField returns the value of the first field name (lower case) of
+// the HTTP head, "" when absent.
+func headerField(head []byte, name string) string {
+	f := http1.NewFields(head)
+	for n, v, ok := f.Next(); ok; n, v, ok = f.Next() {
+		if len(n) == len(name) && httprules.EqualFold(n, name) {
+			return string(v)
+		}
+	}
+	return ""
 }

@@ -278,7 +278,8 @@ func TestJaeger_serveSpans(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--otlp-endpoint", otlpURL, "--trace-sample", "1"}, &out, &errOut)
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--otlp-endpoint", otlpURL, "--trace-sample", "1",
+			"--access-log", "--metrics", "/metrics"}, &out, &errOut)
 	}()
 	var urls map[string]string
 	for deadline := time.Now().Add(10 * time.Second); urls == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -337,6 +338,18 @@ func TestJaeger_serveSpans(t *testing.T) {
 	}
 	c.Close()
 
+	// The exposition a Prometheus scraper asks for (OpenMetrics) has the
+	// exemplars of traced calls; the text format has none.
+	metricsURL := strings.TrimSuffix(httpURL, "/") + "/metrics"
+	om := getAccept(t, metricsURL, "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
+	text := getAccept(t, metricsURL, "")
+	if !strings.Contains(om, `# {span_id="`) && !strings.Contains(om, `# {trace_id="`) {
+		t.Errorf("OpenMetrics exposition without exemplars:\n%s", firstLines(grepLines(om, "handling_seconds_bucket"), 20))
+	}
+	if strings.Contains(text, "trace_id") || !strings.HasSuffix(om, "# EOF\n") {
+		t.Errorf("text exposition with exemplars, or OpenMetrics without # EOF")
+	}
+
 	// Stopping serve flushes its spans (the tracer provider's shutdown).
 	cancel()
 	select {
@@ -350,6 +363,7 @@ func TestJaeger_serveSpans(t *testing.T) {
 
 	wants := []*wantSpan{
 		{name: "add", transport: "http", attrs: map[string]string{"rpc.method": "add", "jsonrpc.request.id": "1", "network.protocol.name": "http", "network.transport": "tcp"}},
+		{name: "jsonrpc.batch", transport: "http", attrs: map[string]string{"jetrpc.batch.size": "2", "jetrpc.batch.errors": "0"}, absent: []string{"rpc.method"}},
 		{name: "add", transport: "http", attrs: map[string]string{"rpc.method": "add", "jsonrpc.request.id": "11"}},
 		{name: "echo", transport: "http", attrs: map[string]string{"rpc.method": "echo", "jsonrpc.request.id": "b12"}},
 		{name: "fail", transport: "http", attrs: map[string]string{"rpc.method": "fail", "jsonrpc.request.id": "21"}, errorCode: "1000"},
@@ -422,11 +436,21 @@ func TestJaeger_serveSpans(t *testing.T) {
 				t.Errorf("%s: has %s", s, k)
 			}
 		}
-		if i == 0 { // the call with the client's traceparent
+		switch batch := found[1]; {
+		case i == 0: // the call with the client's traceparent
 			if s.TraceID != clientTrace || s.ParentSpanID != clientSpan {
 				t.Errorf("%s: want trace %s, parent %s (the client's traceparent)", s, clientTrace, clientSpan)
 			}
-		} else if s.ParentSpanID != "" || s.TraceID == clientTrace {
+			// Its access log record names its trace and span.
+			rec := logRecord(t, errOut.String(), " id=1 ")
+			if rec["trace_id"] != s.TraceID || rec["span_id"] != s.SpanID {
+				t.Errorf("access log record %v; want trace_id %s span_id %s", rec, s.TraceID, s.SpanID)
+			}
+		case i == 2 || i == 3: // the batch's elements: the batch span's children
+			if batch == nil || s.ParentSpanID != batch.SpanID || s.TraceID != batch.TraceID {
+				t.Errorf("%s: want the batch span %v as its parent", s, batch)
+			}
+		case s.ParentSpanID != "" || s.TraceID == clientTrace:
 			t.Errorf("%s: a root call's span has a parent, or the client's trace", s)
 		}
 	}
@@ -500,4 +524,57 @@ func TestJaeger_serveSpansByProtocolAndEnvironment(t *testing.T) {
 			}
 		})
 	}
+}
+
+// getAccept GETs url with the Accept field accept ("" for none) and
+// returns the body of a 200.
+func getAccept(t *testing.T, url, accept string) string {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// logRecord returns the fields (key=value) of the access log's call
+// record in log whose line contains sub.
+func logRecord(t *testing.T, log, sub string) map[string]string {
+	t.Helper()
+	for _, l := range logLines(log, "jetrpc: call") {
+		if strings.Contains(l, sub) {
+			rec := map[string]string{}
+			for _, f := range strings.Fields(l) {
+				if k, v, ok := strings.Cut(f, "="); ok {
+					rec[k] = strings.Trim(v, `"`)
+				}
+			}
+			return rec
+		}
+	}
+	t.Fatalf("no access log record with %q in:\n%s", sub, log)
+	return nil
 }

@@ -230,7 +230,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer stopTracing() // after the engine has stopped: the last spans are flushed
 	if tracer != nil {
-		tab.Use(tracer)
+		tracer.Instrument(tab) // each call's span, and each batch's
 	}
 	var e *engine.Engine
 	topics, brokerUp, closeBroker, err := topicsOf(c.broker, logger)

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetrpc/jetrpc/handler"
 	jotel "github.com/jetrpc/jetrpc/handler/otel"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -62,16 +61,17 @@ func (r methodRatios) Set(v string) error {
 	return nil
 }
 
-// tracing returns the interceptor that traces calls, and the func that
+// tracing returns the Tracer of the calls (its Instrument adds it to the
+// table: interceptor and batch hook), and the func that
 // flushes and stops the exporter (within traceFlushTimeout), from c's
-// flags and the environment (resolveOTLP); a nil interceptor and a no-op
+// flags and the environment (resolveOTLP); a nil Tracer and a no-op
 // when no endpoint is named. The exporter reads the other
 // OTEL_EXPORTER_OTLP_* variables itself (headers, timeout, compression,
 // TLS); the service is named by OTEL_SERVICE_NAME (or
 // OTEL_RESOURCE_ATTRIBUTES), else "jetrpc". OTEL_TRACES_SAMPLER and
 // OTEL_TRACES_SAMPLER_ARG are not read: the TracerProvider samples every
 // span, jetrpc's --trace-* flags having chosen the calls traced.
-func (c *serveFlags) tracing(logger *slog.Logger) (handler.Interceptor, func(), error) {
+func (c *serveFlags) tracing(logger *slog.Logger) (*jotel.Tracer, func(), error) {
 	target, ok, warnings, err := resolveOTLP(c.otlpEndpoint, c.otlpProtocol, os.Getenv)
 	for _, w := range warnings {
 		logger.Warn("jetrpc: tracing: " + w)
@@ -120,5 +120,5 @@ func (c *serveFlags) tracing(logger *slog.Logger) (handler.Interceptor, func(), 
 			logger.Warn("jetrpc: flushing traces", "err", err)
 		}
 	}
-	return tr.Intercept, stop, nil
+	return tr, stop, nil
 }

@@ -58,7 +58,7 @@ func (tr *Tracer) BeginBatch(ctx context.Context, b *handler.Batch) {
 	}
 	ctx = tr.parentOf(ctx, m, d)
 	var buf [10]attribute.KeyValue
-	attrs := append(buf[:0], semconv.RPCSystemNameJSONRPC, BatchSizeKey.Int(b.Len()))
+	attrs := append(buf[:0], semconv.RPCSystemNameJSONRPC, semconv.JSONRPCProtocolVersion("2.0"), BatchSizeKey.Int(b.Len())) // a batch is JSON-RPC 2.0's
 	attrs = appendTransport(attrs, m)
 	_, span := tr.tracer.Start(ctx, BatchSpanName, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	b.SetSpan(refOf(span.SpanContext()))
