@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -95,10 +96,10 @@ func startProcess(t *testing.T, out io.Writer, name string, args ...string) <-ch
 // serveWithMetrics starts `jetrpc serve --listen 127.0.0.1:0 --metrics
 // 127.0.0.1:0` and returns its JSON-RPC http:// URL and its metrics URL,
 // read from the lines it prints.
-func serveWithMetrics(t *testing.T, bin string) (rpcURL, metricsURL string) {
+func serveWithMetrics(t *testing.T, bin string, extra ...string) (rpcURL, metricsURL string) {
 	t.Helper()
 	var out syncBuffer
-	exited := startProcess(t, &out, bin, "serve", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0")
+	exited := startProcess(t, &out, bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"}, extra...)...)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
 		case <-exited:
@@ -141,7 +142,7 @@ func freePort(t *testing.T) int {
 // startPrometheus runs a Prometheus server, on a free loopback port with
 // its storage in a temporary folder, that scrapes metricsURL every second,
 // and returns its URL once it is ready.
-func startPrometheus(t *testing.T, prom, metricsURL string) string {
+func startPrometheus(t *testing.T, prom, metricsURL string, flags ...string) string {
 	t.Helper()
 	u, err := url.Parse(metricsURL)
 	if err != nil {
@@ -164,8 +165,9 @@ scrape_configs:
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	var out syncBuffer
-	exited := startProcess(t, &out, prom, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
+	args := append([]string{"--config.file=" + cfgPath, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr, "--log.level=warn"}, flags...)
+	exited := startProcess(t, &out, prom, args...)
 	base := "http://" + addr
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
@@ -342,4 +344,106 @@ func TestScrape_promtoolLint(t *testing.T) {
 	if out, err := check(exposition); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
+}
+
+// TestScrape_prometheusExemplars: a real Prometheus, its exemplar storage
+// on, scrapes jetrpc serve --metrics with tracing (--trace-sample 0, to
+// an OTLP/HTTP receiver on loopback) on the engine's own listener (the
+// Page, which answers OpenMetrics to Prometheus' Accept) and on a
+// listener of its own (promhttp); calls sent with a sampled traceparent
+// are found among the exemplars of jsonrpc_server_handling_seconds
+// through Prometheus' query_exemplars API, with their trace ids.
+func TestScrape_prometheusExemplars(t *testing.T) {
+	prom := needTool(t, "prometheus")
+	bin := buildJetrpc(t)
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer sink.Close()
+	for _, onPage := range []bool{true, false} {
+		t.Run(map[bool]string{true: "page", false: "own listener"}[onPage], func(t *testing.T) {
+			extra := []string{"--otlp-endpoint", sink.URL, "--trace-sample", "0"}
+			var rpcURL, metricsURL string
+			if onPage {
+				extra = append(extra, "--metrics", "/metrics") // the last --metrics wins
+				rpcURL, _ = serveWithMetricsPage(t, bin, extra...)
+				metricsURL = strings.TrimSuffix(rpcURL, "/") + "/metrics"
+			} else {
+				rpcURL, metricsURL = serveWithMetrics(t, bin, extra...)
+			}
+			base := startPrometheus(t, prom, metricsURL, "--enable-feature=exemplar-storage")
+			traceID := fmt.Sprintf("%016x%016x", time.Now().UnixNano(), 0xabc0+map[bool]int{true: 1, false: 2}[onPage])
+			for i := range 3 {
+				code, reply := postAs(t, rpcURL, fmt.Sprintf(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":%d}`, i),
+					"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+				if code != 200 || !strings.Contains(reply, `"result":3`) {
+					t.Fatalf("add: %d %s", code, reply)
+				}
+			}
+			start := time.Now().Add(-time.Minute)
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+				ids := promExemplarTraceIDs(t, base, `jsonrpc_server_handling_seconds_bucket{method="add"}`, start)
+				if ids[traceID] {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no exemplar with trace_id %s in Prometheus after 20 s; it has %v", traceID, ids)
+				}
+			}
+		})
+	}
+}
+
+// serveWithMetricsPage is serveWithMetrics for --metrics on the
+// JSON-RPC listeners (a path): it returns the JSON-RPC URL only.
+func serveWithMetricsPage(t *testing.T, bin string, extra ...string) (rpcURL, _ string) {
+	t.Helper()
+	var out syncBuffer
+	exited := startProcess(t, &out, bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, extra...)...)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("jetrpc serve exited:\n%s", firstLines(out.String(), 5))
+		default:
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "jetrpc: serving JSON-RPC on ") {
+				return urlsIn(l)["http"], ""
+			}
+		}
+	}
+	t.Fatalf("jetrpc serve printed no JSON-RPC URL:\n%s", firstLines(out.String(), 5))
+	return "", ""
+}
+
+// promExemplarTraceIDs returns the trace_id labels of the exemplars
+// Prometheus holds for query since start.
+func promExemplarTraceIDs(t *testing.T, base, query string, start time.Time) map[string]bool {
+	t.Helper()
+	q := url.Values{"query": {query}, "start": {strconv.FormatInt(start.Unix(), 10)}, "end": {strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)}}
+	resp, err := http.Get(base + "/api/v1/query_exemplars?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   []struct {
+			Exemplars []struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"exemplars"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		t.Fatalf("query_exemplars %q: %v %s %s", query, err, r.Status, r.Error)
+	}
+	ids := map[string]bool{}
+	for _, d := range r.Data {
+		for _, e := range d.Exemplars {
+			ids[e.Labels["trace_id"]] = true
+		}
+	}
+	return ids
 }
