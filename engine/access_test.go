@@ -527,7 +527,7 @@ func TestAuthorize_answerKeptForTheSameField(t *testing.T) {
 	}
 	var mu sync.Mutex
 	authorizer := func(m *handler.Meta) (handler.Grants, error) {
-		field := m.Header("Authorization")
+		field := strings.Clone(m.Header("Authorization")) // a view of the request, valid until the call returns: kept in asked
 		mu.Lock()
 		asked.Store(field, count(field)+1)
 		mu.Unlock()

@@ -105,7 +105,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 				out = h.answerHead(c, out)
 				continue
 			}
-			c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target, h.req.Auth)
+			c.call.Meta.SetHTTPHeadParsed(h.head, &h.req)
 			if e.opts.Authorize == nil {
 				c.call.Meta.Grants = nil
 			} else if status := h.authorizeHTTP(c, h.req.Auth); status != 0 {
@@ -198,7 +198,7 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 		out = appendHealth(out, e.health(), keep, r.Minor, h.corsLines)
 	case page != nil:
 		if e.opts.Authorize != nil {
-			c.call.Meta.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)
+			c.call.Meta.SetHTTPHeadParsed(h.head, r)
 			if status := c.authorize(true); status != 0 {
 				c.refused(status, c.authReason(status))
 				out = appendStatusText(out, status, c.refusal, keep, r.Minor, h.corsLines)
@@ -255,7 +255,7 @@ func (h *httpCodec) upgradeWS(c *conn, out []byte) ([]byte, codec) {
 		out = appendStatusText(out, http1.StatusForbidden, httprules.TextOriginNotAllowed, false, r.Minor, "")
 		return c.closeAfterFlush(out, closeProtocol), nil
 	}
-	c.call.Meta.SetHTTPHeadParsed(h.head, h.req.Method, h.req.Target, h.req.Auth)
+	c.call.Meta.SetHTTPHeadParsed(h.head, &h.req)
 	if status := c.authorize(false); status != 0 {
 		c.refused(status, c.authReason(status))
 		out = appendStatusText(out, status, c.refusal, false, r.Minor, "")

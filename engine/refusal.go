@@ -62,7 +62,7 @@ func (h *httpCodec) refusedHead(c *conn, status int, reason string) {
 // refusedHeadSlow is refusedHead with an access log.
 func (h *httpCodec) refusedHeadSlow(c *conn, status int, reason string) {
 	m, r := &c.call.Meta, &h.req
-	m.SetHTTPHeadParsed(h.head, r.Method, r.Target, r.Auth)
+	m.SetHTTPHeadParsed(h.head, r)
 	m.Principal = ""
 	c.e.table.Refused(&c.call, status, reason)
 }
@@ -82,7 +82,7 @@ func (h *httpCodec) refusedMalformed(c *conn, status int) {
 // refusedMalformedSlow is refusedMalformed with an access log.
 func (h *httpCodec) refusedMalformedSlow(c *conn, status int) {
 	if !h.inBody { // the head: there is none to read
-		c.call.Meta.SetHTTPHeadParsed(nil, nil, nil, nil)
+		c.call.Meta.SetHTTPHeadParsed(nil, nil)
 		c.call.Meta.Principal = ""
 	}
 	c.e.table.Refused(&c.call, status, httprules.ReasonOf(status))

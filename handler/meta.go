@@ -108,8 +108,9 @@ type Meta struct {
 
 	head           []byte        // the HTTP request head (engine); nil otherwise
 	method, target string        // views of head, or of req
-	auth           string        // the Authorization value, when authKnown (a view of head)
-	authKnown      bool          // the transport gave the Authorization value (SetHTTPHeadParsed)
+	auth           string        // the Authorization value, when parsed (a view of head)
+	traceparent    string        // the traceparent value, when parsed (a view of head)
+	parsed         bool          // the transport gave the values of the fields its parser reads (SetHTTPHeadParsed)
 	req            *http.Request // net/http's request (HTTPHandler); nil otherwise
 }
 
@@ -118,7 +119,7 @@ type Meta struct {
 // blank line) that the transport has validated. m keeps head, not a copy:
 // it must stay unchanged for as long as m is used. For transports.
 func (m *Meta) SetHTTPHead(head []byte) {
-	m.head, m.req, m.auth, m.authKnown = head, nil, "", false
+	m.head, m.req, m.auth, m.traceparent, m.parsed = head, nil, "", "", false
 	line := head
 	for len(line) >= 2 && line[0] == '\r' && line[1] == '\n' {
 		line = line[2:]
@@ -140,20 +141,26 @@ func (m *Meta) SetHTTPHead(head []byte) {
 }
 
 // SetHTTPHeadParsed is SetHTTPHead for a transport that has parsed the
-// head already: method and target are the request line's, and
-// authorization the first Authorization field's value (nil when there is
-// none), all subslices of head. It parses nothing, and Header finds the
-// Authorization field without a search. For transports.
-func (m *Meta) SetHTTPHeadParsed(head, method, target, authorization []byte) {
-	m.head, m.req = head, nil
-	m.method, m.target = view(method), view(target)
-	m.auth, m.authKnown = view(authorization), true
+// head already into r (nil: a head with no request line and no fields
+// known): the request line's method and target, and the first
+// Authorization and traceparent values, all subslices of head. It parses
+// nothing, and Header finds those two fields without a search: the
+// credentials an Authorizer reads, and the trace context a tracer reads
+// for every call. For transports.
+func (m *Meta) SetHTTPHeadParsed(head []byte, r *http1.Request) {
+	m.head, m.req, m.parsed = head, nil, true
+	if r == nil {
+		m.method, m.target, m.auth, m.traceparent = "", "", "", ""
+		return
+	}
+	m.method, m.target = view(r.Method), view(r.Target)
+	m.auth, m.traceparent = view(r.Auth), view(r.Traceparent)
 }
 
 // SetHTTPRequest makes r the call's HTTP request (net/http). For
 // transports.
 func (m *Meta) SetHTTPRequest(r *http.Request) {
-	m.head, m.req, m.auth, m.authKnown = nil, r, "", false
+	m.head, m.req, m.auth, m.traceparent, m.parsed = nil, r, "", "", false
 	m.method, m.target = r.Method, r.RequestURI
 	if m.target == "" && r.URL != nil {
 		m.target = r.URL.RequestURI()
@@ -170,6 +177,7 @@ func (m *Meta) CopyTo(dst *Meta, buf []byte) []byte {
 		buf = append(buf[:0], m.head...)
 		dst.head = buf
 		dst.method, dst.target, dst.auth = rebase(m.method, m.head, buf), rebase(m.target, m.head, buf), rebase(m.auth, m.head, buf)
+		dst.traceparent = rebase(m.traceparent, m.head, buf)
 	}
 	return buf
 }
@@ -253,8 +261,8 @@ func (m *Meta) Header(name string) string {
 		}
 		return m.req.Header.Get(name)
 	}
-	if m.authKnown && len(name) == len("authorization") && (name == "Authorization" || httprules.EqualFold(name, "authorization")) {
-		return m.auth // the bearer token's field, found by the transport's parser
+	if v, ok := m.parsedField(name); ok {
+		return v
 	}
 	f := http1.NewFields(m.head)
 	for n, v, ok := f.Next(); ok; n, v, ok = f.Next() {
@@ -263,6 +271,61 @@ func (m *Meta) Header(name string) string {
 		}
 	}
 	return ""
+}
+
+// parsedField returns the value of the field name when the transport's
+// parser found it (SetHTTPHeadParsed): Authorization and traceparent.
+// Kept inlinable.
+func (m *Meta) parsedField(name string) (string, bool) {
+	if !m.parsed {
+		return "", false
+	}
+	switch {
+	case len(name) == len("traceparent") && (name == "traceparent" || httprules.EqualFold(name, "traceparent")):
+		return m.traceparent, true
+	case len(name) == len("authorization") && (name == "Authorization" || httprules.EqualFold(name, "authorization")):
+		return m.auth, true // the bearer token's field
+	}
+	return "", false
+}
+
+// HeaderValues is Header for several names (at most 64) in one pass
+// over the head: values[i] is set to the first value of the field
+// names[i], matched ignoring ASCII case, or "" (values must be at least
+// as long as names). A tracer reads its fields this way, once per call;
+// it allocates nothing. The strings are valid until the call returns.
+func (m *Meta) HeaderValues(names, values []string) {
+	values = values[:len(names)]
+	if m.req != nil || len(names) > 64 {
+		for i, n := range names {
+			values[i] = m.Header(n)
+		}
+		return
+	}
+	var found uint64
+	for i, name := range names {
+		v, ok := m.parsedField(name)
+		if ok {
+			found |= 1 << i
+		}
+		values[i] = v // "" unless found: one write each, not a clear of the slice (a call, with write barriers)
+	}
+	all := uint64(1)<<len(names) - 1
+	if found == all {
+		return // every name a field the transport's parser found: no pass over the head
+	}
+	f := http1.NewFields(m.head)
+	for n, v, ok := f.Next(); ok; n, v, ok = f.Next() {
+		for i, name := range names {
+			if found&(1<<i) == 0 && len(n) == len(name) && httprules.EqualFold(n, name) {
+				values[i], found = view(v), found|1<<i
+				break
+			}
+		}
+		if found == all {
+			return
+		}
+	}
 }
 
 // Headers yields every header field of the request, name as sent and

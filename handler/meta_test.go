@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser/http1"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -624,26 +625,74 @@ func TestMeta_hostOverNetHTTP(t *testing.T) {
 	}
 }
 
+// parseHead parses head with the transports' parser.
+func parseHead(t *testing.T, head []byte) *http1.Request {
+	t.Helper()
+	var r http1.Request
+	var scan http1.HeadScan
+	if st := http1.ParseHead(head, &scan, len(head), &r); st != http1.StatusOK {
+		t.Fatalf("ParseHead %q: %d", head, st)
+	}
+	return &r
+}
+
 // TestMeta_setHTTPHeadParsed: a transport's parsed head gives the same
-// answers as SetHTTPHead, the Authorization field without a search, and
-// CopyTo keeps it pointing into the copy.
+// answers as SetHTTPHead, the Authorization and traceparent fields
+// without a search, and CopyTo keeps them pointing into the copy.
 func TestMeta_setHTTPHeadParsed(t *testing.T) {
-	head := []byte("POST /rpc?k=v HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer tok\r\nX-Other: 1\r\n\r\n")
-	i := bytes.Index(head, []byte("Bearer tok"))
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	head := []byte("POST /rpc?k=v HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer tok\r\nTraceparent: " + tp + "\r\nX-Other: 1\r\ntraceparent: second\r\n\r\n")
 	var m handler.Meta
-	m.SetHTTPHeadParsed(head, head[:4], head[5:13], head[i:i+len("Bearer tok")])
-	if m.Method() != "POST" || m.Target() != "/rpc?k=v" || m.Header("AUTHORIZATION") != "Bearer tok" || m.Header("x-other") != "1" {
-		t.Fatalf("parsed: %q %q %q %q", m.Method(), m.Target(), m.Header("authorization"), m.Header("x-other"))
+	m.SetHTTPHeadParsed(head, parseHead(t, head))
+	if m.Method() != "POST" || m.Target() != "/rpc?k=v" || m.Header("AUTHORIZATION") != "Bearer tok" || m.Header("x-other") != "1" || m.Header("traceparent") != tp {
+		t.Fatalf("parsed: %q %q %q %q %q", m.Method(), m.Target(), m.Header("authorization"), m.Header("x-other"), m.Header("traceparent"))
 	}
 	var c handler.Meta
 	buf := m.CopyTo(&c, nil)
 	copy(head, bytes.Repeat([]byte{'#'}, len(head))) // the source buffer reused
-	if c.Method() != "POST" || c.Header("Authorization") != "Bearer tok" || c.Header("X-Other") != "1" || &buf[0] == &head[0] {
-		t.Fatalf("copy: %q %q %q", c.Method(), c.Header("Authorization"), c.Header("X-Other"))
+	if c.Method() != "POST" || c.Header("Authorization") != "Bearer tok" || c.Header("X-Other") != "1" || c.Header("TraceParent") != tp || &buf[0] == &head[0] {
+		t.Fatalf("copy: %q %q %q %q", c.Method(), c.Header("Authorization"), c.Header("X-Other"), c.Header("TraceParent"))
 	}
-	var none handler.Meta
-	none.SetHTTPHeadParsed(head, head[:4], head[5:13], nil)
-	if none.Header("Authorization") != "" {
-		t.Fatalf("no Authorization field: %q", none.Header("Authorization"))
+	none := []byte("POST / HTTP/1.1\r\nHost: a\r\n\r\n")
+	var n handler.Meta
+	n.SetHTTPHeadParsed(none, parseHead(t, none))
+	if n.Header("Authorization") != "" || n.Header("traceparent") != "" {
+		t.Fatalf("no Authorization or traceparent field: %q %q", n.Header("Authorization"), n.Header("traceparent"))
+	}
+	var empty handler.Meta
+	empty.SetHTTPHeadParsed(nil, nil)
+	if empty.Method() != "" || empty.Header("traceparent") != "" {
+		t.Fatalf("nil request: %q", empty.Method())
+	}
+}
+
+// TestMeta_headerValuesAgreesWithHeader: HeaderValues finds in one pass
+// what Header finds name by name, on a head set parsed and unparsed, and
+// on net/http's request; repeated fields give their first value.
+func TestMeta_headerValuesAgreesWithHeader(t *testing.T) {
+	head := []byte("POST / HTTP/1.1\r\nHost: a\r\nX-Empty:\r\nAuthorization: Bearer t\r\ntraceparent: tp1\r\nX-Force: yes\r\nx-force: no\r\nX-Empty: later\r\n\r\n")
+	names := []string{"traceparent", "X-Force", "authorization", "x-empty", "missing", "HOST"}
+	var parsed, plain, std handler.Meta
+	parsed.SetHTTPHeadParsed(head, parseHead(t, head))
+	plain.SetHTTPHead(head)
+	req := httptest.NewRequest("POST", "/", nil)
+	req.Host = "a"
+	req.Header.Set("traceparent", "tp1")
+	req.Header.Set("X-Force", "yes")
+	req.Header.Set("Authorization", "Bearer t")
+	std.SetHTTPRequest(req)
+	want := []string{"tp1", "yes", "Bearer t", "", "", "a"}
+	for what, m := range map[string]*handler.Meta{"parsed": &parsed, "unparsed": &plain, "net/http": &std} {
+		got := make([]string, len(names)+1)
+		got[len(names)] = "untouched"
+		m.HeaderValues(names, got)
+		for i, n := range names {
+			if got[i] != want[i] || got[i] != m.Header(n) {
+				t.Errorf("%s: %s = %q, Header %q, want %q", what, n, got[i], m.Header(n), want[i])
+			}
+		}
+		if got[len(names)] != "untouched" {
+			t.Errorf("%s: wrote past names", what)
+		}
 	}
 }

@@ -56,11 +56,15 @@ type sampler struct {
 	exact    map[string]threshold // nil when there is none
 	prefixes []prefixRatio        // longest first
 	force    string               // the force header's name; "" for none
+	fields   []string             // the header fields decide reads: traceparent, then the force header if named
 }
 
 // newSampler builds the sampler of o.
 func newSampler(o *Options) sampler {
-	s := sampler{root: thresholdOf(o.Ratio), force: o.ForceHeader}
+	s := sampler{root: thresholdOf(o.Ratio), force: o.ForceHeader, fields: []string{traceparentHeader}}
+	if o.ForceHeader != "" {
+		s.fields = append(s.fields, o.ForceHeader)
+	}
 	for name, r := range o.Methods {
 		if p, ok := strings.CutSuffix(name, "*"); ok {
 			s.prefixes = append(s.prefixes, prefixRatio{p, thresholdOf(r)})
@@ -111,10 +115,12 @@ func (s *sampler) decide(m *handler.Meta, call *handler.Call) decision {
 // the force header, a valid traceparent — and false when they make
 // none (a root call or batch).
 func (s *sampler) fromHeaders(m *handler.Meta) (decision, bool) {
-	if s.force != "" && m.Header(s.force) != "" {
+	var vals [2]string // traceparent, the force header: read in one pass over the head
+	m.HeaderValues(s.fields, vals[:])
+	if vals[1] != "" {
 		return forced, true
 	}
-	if tp := m.Header(traceparentHeader); tp != "" {
+	if tp := vals[0]; tp != "" {
 		if sampled, ok := parseParent(tp); ok {
 			if sampled {
 				return sampledParent, true

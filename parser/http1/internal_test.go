@@ -188,6 +188,10 @@ func refParseLines(b []byte, r *Request) int {
 			if r.Auth == nil {
 				r.Auth = value
 			}
+		case EqualFold(name, "traceparent"):
+			if r.Traceparent == nil {
+				r.Traceparent = value
+			}
 		}
 	}
 	if sawTE && (sawCL || r.Minor == 0) {
@@ -211,7 +215,7 @@ func refParseLines(b []byte, r *Request) int {
 func refFieldOfInterest(name []byte) bool {
 	switch len(name) {
 	case len("host"), len("expect"), len("upgrade"), len("connection"), len("content-type"),
-		len("content-length"), len("transfer-encoding"), len("sec-websocket-version"), len("authorization"):
+		len("content-length"), len("transfer-encoding"), len("sec-websocket-version"), len("authorization"), len("traceparent"):
 		return true
 	}
 	return false

@@ -31,6 +31,7 @@ type Request struct {
 	Origin      []byte // the Origin value; nil when absent
 	Host        []byte // the Host value; nil when absent (HTTP/1.0)
 	Auth        []byte // the first Authorization value; nil when absent
+	Traceparent []byte // the first W3C Trace Context traceparent value; nil when absent
 	HeadLen     int    // bytes of the head: the request line, the fields and the blank line (and empty lines before the request line)
 	BodyLen     int64  // the Content-Length, or -1 when absent
 	Minor       int    // the minor version: HTTP/1.Minor, 0 or 1
@@ -292,6 +293,10 @@ func parseLines(b []byte, r *Request) int {
 		case fieldAuthorization:
 			if r.Auth == nil {
 				r.Auth = value
+			}
+		case fieldTraceparent:
+			if r.Traceparent == nil {
+				r.Traceparent = value
 			}
 		}
 	}

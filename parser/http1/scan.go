@@ -92,6 +92,7 @@ const (
 	fieldWSVersion
 	fieldOrigin
 	fieldAuthorization
+	fieldTraceparent
 )
 
 // knownName is a field name recognised a word at a time: the name in
@@ -126,7 +127,7 @@ func newKnownName(name string, f field) knownName {
 // of their names. Each is at knownNames[nameSlot(first, len(name))]; the
 // other slots are zero, and match any bytes with n == 0, which scanName
 // returns as no match.
-var knownNames = func() (t [32]knownName) {
+var knownNames = func() (t [64]knownName) {
 	for _, k := range []knownName{
 		newKnownName("host", fieldHost),
 		newKnownName("content-type", fieldContentType),
@@ -139,6 +140,7 @@ var knownNames = func() (t [32]knownName) {
 		newKnownName("sec-websocket-version", fieldWSVersion),
 		newKnownName("origin", fieldOrigin),
 		newKnownName("authorization", fieldAuthorization),
+		newKnownName("traceparent", fieldTraceparent),
 		newKnownName("user-agent", fieldOther),
 		newKnownName("accept", fieldOther),
 	} {
@@ -155,7 +157,7 @@ var knownNames = func() (t [32]knownName) {
 // first byte is first (in either case). It is a perfect hash of the
 // known names (newKnownName checks), and names a slot for any name.
 // Kept inlinable.
-func nameSlot(first byte, n int) int { return (int(first|0x20) + n) & 31 }
+func nameSlot(first byte, n int) int { return (int(first|0x20) + n<<3) & 63 }
 
 // scanName returns the known field name at b[i:] and the bytes of the
 // name and its colon, or 0 bytes when b[i:] does not start with one, or
