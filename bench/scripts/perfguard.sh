@@ -2,7 +2,7 @@
 # perfguard.sh: a CI guard on the work `jetrpc serve` does per request.
 #
 # Seconds on a shared machine are too noisy to gate on; instructions
-# counted by valgrind's callgrind are not. For a fixed matrix of 30 cells
+# counted by valgrind's callgrind are not. For a fixed matrix of 38 cells
 # it measures the server's user-space instructions per request and its
 # syscalls per request, compares each with its budget in
 # testdata/perf/budgets.tsv, prints the whole table, and exits 1 when a
@@ -29,8 +29,8 @@
 #   -n N              requests per window (default 5000; PERFGUARD_N)
 #   PERFGUARD_KEEP=DIR  keep every callgrind dump in DIR (callgrind_annotate)
 #
-# Time: about 2 minutes on the 2-core development VM, twice that with
-# --compare; it prints its own. Needs valgrind and perf (Debian: apt-get
+# Time: about 2 minutes on the 2-core development VM (the 8 traced cells
+# about 17 s of it), twice that with --compare; it prints its own. Needs valgrind and perf (Debian: apt-get
 # install valgrind linux-perf; perf must be able to count the
 # raw_syscalls:sys_enter tracepoint: root, or kernel.perf_event_paranoid
 # -1); exits 2 without them.
@@ -51,6 +51,24 @@
 #              key and an Origin. API keys refuse raw streams (cmd/jetrpc/README.md:
 #              Putting it on the internet), so prod's tcp16 cells run on
 #              prodtcp: the prod flags less --api-keys.
+#              traced0: no flags but --otlp-endpoint (an otlpsink this
+#              script starts: bench/scripts/otlpsink, which answers 200
+#              and keeps nothing) and --trace-sample 0: tracing configured,
+#              no call sampled, which must cost next to nothing; traced1:
+#              the same with --trace-sample 0.01, serve's default ratio.
+#              Their cells are inline and blocking over http1 and tcp16
+#              only (8 of the 38): the other transports add nothing to
+#              what tracing costs. Under callgrind their servers get
+#              OTEL_BSP_SCHEDULE_DELAY=3600000 (an hour), so that no
+#              export lands in a window: at 1 % a configuration's cells
+#              sample about 480 calls, under the exporter's batch of 512,
+#              and an export (~36,000 instructions a span) landing in a
+#              window at its 5 s timer made that window 50 % dearer. The
+#              figure is the request path's (sampling, the span, its
+#              queueing); what exporting costs shows in
+#              bench/scripts/tracecost.sh's CPU time. The native servers
+#              (syscalls) keep the default, and the sink's counts are
+#              printed at the end.
 #
 # Method. For each configuration one server runs under
 # `valgrind --tool=callgrind` (--loops 1, --listen 127.0.0.1:0, its port
@@ -168,6 +186,9 @@ serve_flags() {
   case $1 in
     bare) printf '%s\n' --call-timeout 0 ;;
     default) ;;
+    traced0 | traced1)
+      printf '%s\n' --otlp-endpoint "http://$sink" --trace-sample
+      if [ "$1" = traced0 ]; then echo 0; else echo 0.01; fi ;;
     prod | prodtcp)
       [ "$1" = prodtcp ] || printf '%s\n' --api-keys "$tmp/keys"
       printf '%s\n' --cors https://app.example.com --rate 1000000 --burst 1000000 \
@@ -220,9 +241,11 @@ start_server() {
   mapfile -t flags < <(serve_flags "$conf")
   srvlog=$(mktemp -p "$tmp" "serve.$conf.XXXX") srvout=$srvlog.cg dumps=0
   # A simple command in the background: the job is valgrind (or the server)
-  # itself, and $! its pid.
+  # itself, and $! its pid (env execs it).
+  local envs=()
+  case $conf in traced*) envs=(OTEL_BSP_SCHEDULE_DELAY=3600000) ;; esac
   if [ "$mode" = callgrind ]; then
-    GODEBUG=asyncpreemptoff=1 GOGC=off GOMAXPROCS=1 \
+    env "${envs[@]}" GODEBUG=asyncpreemptoff=1 GOGC=off GOMAXPROCS=1 \
       valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$srvout" \
       "$b" serve --listen 127.0.0.1:0 --loops 1 "${flags[@]}" >"$srvlog" 2>&1 &
   else
@@ -307,17 +330,35 @@ sys() {
 }
 
 all_cells=()
-for conf in bare default prod prodtcp; do
+for conf in bare default prod prodtcp traced0 traced1; do
   for class in inline blocking; do
     for tr in http1 http16 tcp16 ws1 batch10; do
       if [ "$conf" = prod ] && [ "$tr" = tcp16 ]; then continue; fi
       if [ "$conf" = prodtcp ] && [ "$tr" != tcp16 ]; then continue; fi
+      case $conf/$tr in traced*/http16 | traced*/ws1 | traced*/batch10) continue ;; esac
       all_cells+=("$conf/$class/$tr")
     done
   done
 done
 mapfile -t todo < <(printf '%s\n' "${all_cells[@]}" | grep -E -- "$cells" || true)
 [ ${#todo[@]} -gt 0 ] || { echo "perfguard: no cell matches $cells" >&2; exit 2; }
+
+# The traced configurations export to an otlpsink of their own, which
+# answers 200 and keeps only counts (printed at the end: spans went out).
+sink='' sink_pid=''
+if printf '%s\n' "${todo[@]}" | grep -q '^traced'; then
+  command -v go >/dev/null || PATH=/usr/local/go/bin:$PATH
+  (cd "$root" && go build -o "$tmp/otlpsink" ./bench/scripts/otlpsink) || { echo "perfguard: go build ./bench/scripts/otlpsink failed" >&2; exit 3; }
+  "$tmp/otlpsink" -addr 127.0.0.1:0 >"$tmp/sink.log" 2>&1 &
+  sink_pid=$!
+  pids+=("$sink_pid")
+  for _ in $(seq 100); do
+    sink=$(sed -n 's|^otlpsink: listening on http://||p' "$tmp/sink.log")
+    [ -n "$sink" ] && break
+    sleep 0.05
+  done
+  [ -n "$sink" ] || { echo "perfguard: FAIL: the otlpsink did not start:" >&2; cat "$tmp/sink.log" >&2; exit 3; }
+fi
 
 # measure BIN TAG: measures the cells of todo with BIN; the figures go to
 # $tmp/TAG.instr and $tmp/TAG.sys (cell TAB figure).
@@ -445,6 +486,14 @@ EOF
   mv "$tmp/budgets.new" "$budgets"
   echo
   echo "perfguard: wrote $budgets"
+fi
+
+if [ -n "$sink" ]; then
+  exec 3<>"/dev/tcp/${sink%:*}/${sink##*:}"
+  printf 'GET /stats HTTP/1.0\r\nHost: %s\r\n\r\n' "$sink" >&3
+  echo
+  echo "perfguard: the traced cells' otlpsink received $(tail -1 <&3)"
+  exec 3<&-
 fi
 
 elapsed=$(($(date +%s) - start))
