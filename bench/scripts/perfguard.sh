@@ -30,10 +30,10 @@
 #   PERFGUARD_KEEP=DIR  keep every callgrind dump in DIR (callgrind_annotate)
 #
 # Time: about 2 minutes on the 2-core development VM (the 8 traced cells
-# about 17 s of it), twice that with --compare; it prints its own. Needs valgrind and perf (Debian: apt-get
-# install valgrind linux-perf; perf must be able to count the
-# raw_syscalls:sys_enter tracepoint: root, or kernel.perf_event_paranoid
-# -1); exits 2 without them.
+# about 17 s of it), twice that with --compare; it prints its own. Needs
+# valgrind and perf (Debian: apt-get install valgrind linux-perf; perf
+# must be able to count the raw_syscalls:sys_enter tracepoint: root, or
+# kernel.perf_event_paranoid -1); exits 2 without them.
 #
 # The matrix: configuration/class/transport.
 #   class      inline: add [1,2] (runs on the event loop); blocking:
