@@ -11,7 +11,13 @@
 #             request under callgrind, which a busy machine hardly moves)
 # over SCENARIOS, then prints a summary of the ratios traced/off, and the
 # sink's counts (so that a run shows the spans really went out: with
-# R = 0 none should, with 0.01 about 1 % of the calls').
+# R = 0 none should, with 0.01 about 1 % of the calls'). instr.sh's
+# servers run with OTEL_BSP_SCHEDULE_DELAY=3600000 and are killed at the
+# end of their window, so that no batch of spans goes out in it (at 1 %,
+# N=10000 samples about 100 calls, under the batch of 512; an export at
+# the default 5 s timer would land in the window or not by chance): their
+# figure is the request path's (sampling, the span, its queueing), and
+# the export's share is in ab.sh's CPU time.
 #
 #   bench/scripts/tracecost.sh [BIN]
 #
@@ -21,7 +27,8 @@
 #   SCENARIOS  ab.sh/instr.sh scenarios (default "http1 tcp16
 #              http1-sleep0 tcp16-sleep0": inline and blocking, HTTP with
 #              1 in flight and a raw stream with 16)
-#   ROUNDS     ab.sh's rounds (default 3), SECS its seconds a run (2)
+#   ROUNDS     ab.sh's rounds (default 4: even, so that each side runs
+#              first as often), SECS its seconds a run (default 2)
 #   N          instr.sh's requests a measurement (default 10000)
 #   INSTR=0    skip instr.sh (no valgrind needed)
 #
@@ -31,14 +38,14 @@
 # the server's CPU time does not include it; the server's exporter
 # (encoding and sending the batch) is counted. Time: about 5 minutes with
 # the defaults on the 2-core development VM (ab.sh: 2 ratios x 4
-# scenarios x 3 rounds x 2 sides x ~3.5 s; instr.sh ~1 minute a ratio);
+# scenarios x 4 rounds x 2 sides x ~3.4 s; instr.sh ~50 s a ratio);
 # it prints its own. Needs taskset, and valgrind unless INSTR=0. Every
 # address is 127.0.0.1; the sink is stopped by its pid.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 ratios=${RATIOS:-0 0.01}
 scenarios=${SCENARIOS:-http1 tcp16 http1-sleep0 tcp16-sleep0}
-rounds=${ROUNDS:-3}; secs=${SECS:-2}; n=${N:-10000}; do_instr=${INSTR:-1}
+rounds=${ROUNDS:-4}; secs=${SECS:-2}; n=${N:-10000}; do_instr=${INSTR:-1}
 start=$(date +%s)
 tmp=$(mktemp -d)
 sink_pid=
@@ -83,7 +90,7 @@ for r in $ratios; do
   if [ "$do_instr" = 1 ]; then
     echo
     echo "== instr.sh: off against $flags (N=$n)"
-    OLD_FLAGS='' NEW_FLAGS=$flags bash "$root/bench/scripts/instr.sh" "$bin" "$bin" "$n" $scenarios | tee "$tmp/instr.$r"
+    OTEL_BSP_SCHEDULE_DELAY=3600000 OLD_FLAGS='' NEW_FLAGS=$flags bash "$root/bench/scripts/instr.sh" "$bin" "$bin" "$n" $scenarios | tee "$tmp/instr.$r"
     echo "sink after instr.sh (cumulative): $(stats)"
   fi
 done
