@@ -492,7 +492,7 @@ if [ -n "$sink" ]; then
   exec 3<>"/dev/tcp/${sink%:*}/${sink##*:}"
   printf 'GET /stats HTTP/1.0\r\nHost: %s\r\n\r\n' "$sink" >&3
   echo
-  echo "perfguard: the traced cells' otlpsink received $(tail -1 <&3)"
+  echo "perfguard: the traced cells' otlpsink received $(tail -1 <&3) (from the native servers: the callgrind ones export nothing)"
   exec 3<&-
 fi
 
