@@ -71,6 +71,59 @@ func (t *Table) Use(interceptors ...Interceptor) {
 		panic(fmt.Sprintf("jetrpc: handler.Table.Use: more than %d interceptors", maxInterceptors))
 	}
 	t.chain = append(t.chain, interceptors...)
+	t.filters = append(t.filters, make([]Filter, len(interceptors))...)
+}
+
+// Filter tells whether the interceptor it was given with (UseWhen)
+// wants a call, before any interceptor runs: it returns 0 when the
+// interceptor does not, which then passes the call by as if it were not
+// in the chain, and any other value when it does, which the
+// interceptor reads with Call.Filtered. It sees the call as interceptors
+// do before Next (its Method, ID, Params, Batch, and ctx's metadata),
+// and must only look: no Next, Answer or SetSpan. It runs where the call
+// runs, must not block, and must not panic (a panic fails the whole
+// message, -32603). When every interceptor of a table has a Filter and
+// none wants a call, the call runs as if the table had no interceptors
+// at all: a tracer that samples 1 % of the calls costs the other 99 %
+// their filters alone.
+type Filter func(ctx context.Context, call *Call) uint8
+
+// UseWhen adds interceptor to the chain, as Use does, for the calls want
+// accepts (see Filter). It panics as Use does, and on a nil argument.
+func (t *Table) UseWhen(want Filter, interceptor Interceptor) {
+	if want == nil {
+		panic("jetrpc: handler.Table.UseWhen: nil filter")
+	}
+	t.Use(interceptor)
+	t.mu.Lock()
+	t.filters[len(t.filters)-1] = want
+	t.mu.Unlock()
+}
+
+// Filtered returns what the running interceptor's Filter returned for
+// the call (UseWhen), never 0 as the interceptor would not run; 0 for an
+// interceptor added with Use.
+func (c *Call) Filtered() uint8 { return c.st.marks[c.level] }
+
+// filter runs the chain's filters over the call, marking the levels
+// whose interceptor does not want it (skip), and reports whether any
+// interceptor runs.
+func (c *Call) filter(ctx context.Context) bool {
+	runs := false
+	for i, f := range c.t.filters {
+		if f == nil {
+			c.st.marks[i], runs = 0, true
+			continue
+		}
+		v := f(ctx, c)
+		c.st.marks[i] = v
+		if v == 0 {
+			c.skip |= 1 << i
+		} else {
+			runs = true
+		}
+	}
+	return runs
 }
 
 // Call is one call as interceptors see it: a request (or notification),
@@ -92,6 +145,7 @@ type Call struct {
 	code     parser.Code
 	err      error
 	res      [2]int        // the result's span in dst, on success
+	skip     uint64        // the levels whose Filter did not want the call, by bit (UseWhen)
 	dur      time.Duration // the start of the terminal on the monotonic clock (since epoch); its duration once timed
 	timed    bool          // dur holds the duration
 	begun    bool          // the terminal ran: dur holds its start
@@ -250,9 +304,14 @@ func (c *Call) Duration() time.Duration {
 // epoch is the origin of the monotonic readings that time calls.
 var epoch = time.Now()
 
-// from runs the chain from level i on, then the terminal.
+// from runs the chain from level i on, then the terminal, passing by the
+// levels whose Filter did not want the call.
 func (c *Call) from(ctx context.Context, i int) {
 	chain := c.t.chain
+	for c.skip != 0 && i < len(chain) && c.skip&(1<<i) != 0 {
+		c.called |= 1 << i
+		i++
+	}
 	if i == len(chain) {
 		c.run(ctx)
 		return
@@ -377,9 +436,17 @@ func faultErr(code parser.Code) error {
 func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parser.Request, m *method, fault *parser.Error, tooBig int) (out []byte) {
 	call := &st.call // filled in place: a Call is large to copy
 	call.t, call.st, call.req, call.m, call.fault, call.tooBig = t, st, req, m, fault, tooBig
-	call.dst, call.start, call.level, call.called, call.answered = dst, len(dst), 0, 0, false
-	call.code, call.err, call.timed, call.begun = 0, nil, false, false // res is set with the outcome
+	call.level, call.skip = 0, 0
 	st.span = SpanRef{}
+	if t.anyFilter && !call.filter(ctx) && req != nil {
+		// No interceptor wants the call (UseWhen): straight to it, as
+		// without interceptors (a fault of the whole message, rare, goes
+		// the usual way, every level passed by).
+		st.req, st.code, st.err, st.res = req, 0, nil, [2]int{}
+		return t.invoke(ctx, st, dst, req, m)
+	}
+	call.dst, call.start, call.called, call.answered = dst, len(dst), 0, false
+	call.code, call.err, call.timed, call.begun = 0, nil, false, false // res is set with the outcome
 	defer func() {
 		if v := recover(); v != nil {
 			t.opts.Logger.Error("jetrpc: interceptor panicked", "method", call.Method(), "panic", v, "stack", string(debug.Stack()))
@@ -390,7 +457,9 @@ func (t *Table) intercept(ctx context.Context, st *state, dst []byte, req *parse
 		st.code = call.code // the outcome, as an interceptor may have replaced it
 		call.dst = nil      // the caller's buffer; the rest is cleared with the state (reset)
 	}()
-	if err := t.chain[0](ctx, call); call.called&1 == 0 || err != nil { // level 0, as from would run it
+	if call.skip != 0 {
+		call.from(ctx, 0)
+	} else if err := t.chain[0](ctx, call); call.called&1 == 0 || err != nil { // level 0, as from would run it
 		call.afterLevel(ctx, 0, err)
 	}
 	if !call.answered {

@@ -289,6 +289,12 @@ func (m *Meta) parsedField(name string) (string, bool) {
 	return "", false
 }
 
+// HasHeaders reports whether the call came with HTTP header fields: an
+// HTTP request, or a WebSocket's upgrade request. A stream's calls and
+// calls in process have none, and Header answers "" for every name.
+// Kept inlinable.
+func (m *Meta) HasHeaders() bool { return m.head != nil || m.req != nil }
+
 // HeaderValues is Header for several names (at most 64) in one pass
 // over the head: values[i] is set to the first value of the field
 // names[i], matched ignoring ASCII case, or "" (values must be at least
@@ -296,6 +302,12 @@ func (m *Meta) parsedField(name string) (string, bool) {
 // it allocates nothing. The strings are valid until the call returns.
 func (m *Meta) HeaderValues(names, values []string) {
 	values = values[:len(names)]
+	if !m.HasHeaders() { // no HTTP: a stream, a call in process
+		for i := range values {
+			values[i] = ""
+		}
+		return
+	}
 	if m.req != nil || len(names) > 64 {
 		for i, n := range names {
 			values[i] = m.Header(n)

@@ -25,32 +25,33 @@ import (
 // state is the scratch memory of one dispatch, pooled.
 type state struct {
 	p       parser.Parser
-	dec     decoder.Decoder  // for params decoded by sonic
-	msg     parser.Message   // the message being run; spans into it
-	req     *parser.Request  // the request being run: in msg or in elems
-	decoded bool             // dec holds a string since getState
-	scratch []byte           // unescaped strings
-	keybuf  []byte           // unescaped member names
-	quoted  []byte           // unquoted values of ",string" fields
-	name    []byte           // unescaped method names
-	enc     []byte           // sonic output
-	seen    []uint64         // fields given, by bit
-	pending []pend           // values left for sonic
-	reqs    []parser.Request // batch elements as parsed
-	elems   []element        // batch elements
-	segs    []segment        // batch segments
-	single  *method          // the method of a single request that was deferred
-	kept    []byte           // the copy of a deferred message (Pending); spans point into it
-	lastT   *Table           // the table of the last lookup
-	lastM   *method          // the method found by the last lookup
-	src     []byte           // the message being dispatched (Dispatch's, only until it returns)
-	heads   [][]byte         // the HTTP heads copied for timed segments, by segment
-	wait    waitState        // batch segments on workers
-	call    Call             // the call in the interceptors
-	cc      callCtx          // the context of the method run now (CallFrom)
-	code    parser.Code      // the outcome of the last invoke: its code,
-	err     error            // its error,
-	res     [2]int           // and its result's span in the reply
+	dec     decoder.Decoder        // for params decoded by sonic
+	msg     parser.Message         // the message being run; spans into it
+	req     *parser.Request        // the request being run: in msg or in elems
+	decoded bool                   // dec holds a string since getState
+	scratch []byte                 // unescaped strings
+	keybuf  []byte                 // unescaped member names
+	quoted  []byte                 // unquoted values of ",string" fields
+	name    []byte                 // unescaped method names
+	enc     []byte                 // sonic output
+	seen    []uint64               // fields given, by bit
+	pending []pend                 // values left for sonic
+	reqs    []parser.Request       // batch elements as parsed
+	elems   []element              // batch elements
+	segs    []segment              // batch segments
+	single  *method                // the method of a single request that was deferred
+	kept    []byte                 // the copy of a deferred message (Pending); spans point into it
+	lastT   *Table                 // the table of the last lookup
+	lastM   *method                // the method found by the last lookup
+	src     []byte                 // the message being dispatched (Dispatch's, only until it returns)
+	heads   [][]byte               // the HTTP heads copied for timed segments, by segment
+	wait    waitState              // batch segments on workers
+	call    Call                   // the call in the interceptors
+	marks   [maxInterceptors]uint8 // what each level's Filter returned for the call (Call.Filtered): written by Call.filter before it is read, never reset
+	cc      callCtx                // the context of the method run now (CallFrom)
+	code    parser.Code            // the outcome of the last invoke: its code,
+	err     error                  // its error,
+	res     [2]int                 // and its result's span in the reply
 
 	deadline  int64       // when the call run now must end (a reading of package clock), set by a timed segment or for a deferred timed call (Pending.Deadline); 0: from its method's timeout
 	dl        deadlineCtx // the context of a call with a deadline

@@ -3,6 +3,7 @@ package handler
 import (
 	"log/slog"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -164,6 +165,8 @@ type Table struct {
 	subs       map[string]*subscriptions // by namespace; guarded by mu
 	chain      []Interceptor             // Use; guarded by mu until sealed, then immutable
 	batchHooks []BatchHook               // UseBatch; guarded by mu until sealed, then immutable
+	filters    []Filter                  // by level of chain: UseWhen's, nil for Use's; guarded by mu until sealed, then immutable
+	anyFilter  bool                      // an interceptor has a Filter: set when the table is sealed
 	timing     atomic.Bool               // an interceptor asked a Duration: calls are timed
 	limiter    *ratelimit.Limiter        // the rate limits (Options.RateLimit); nil when none; immutable after NewTable
 	obs        *observer                 // metrics and the access log; nil when neither is on; immutable after NewTable
@@ -259,6 +262,7 @@ func (t *Table) UsesPool(w *pool.Workers) bool {
 func (t *Table) seal() {
 	if !t.sealed.Load() {
 		t.mu.Lock() // after any registration in progress: it then gets ErrSealed, never a map write under a lookup
+		t.anyFilter = slices.ContainsFunc(t.filters, func(f Filter) bool { return f != nil })
 		t.sealed.Store(true)
 		t.mu.Unlock()
 	}

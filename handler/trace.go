@@ -58,8 +58,8 @@ func (c *Call) SetSpan(r SpanRef) { c.st.span = r }
 
 // Batch returns the batch the call is an element of — for a tracer's
 // interceptor, what the batch's hooks left in it (Batch.Get) — or nil
-// for a single request, a notification and a fault of the whole
-// message.
+// for a single request, a notification, a fault of the whole message,
+// and any call of a table without batch hooks (UseBatch).
 func (c *Call) Batch() *Batch {
 	if c.req == nil {
 		return nil

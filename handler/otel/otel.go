@@ -82,29 +82,54 @@ var _ handler.Interceptor = (*Tracer)(nil).Intercept
 // but for what the TracerProvider's span processor does at a span's end
 // (the SDK's batch processor queues it). Safe from any goroutine.
 func (tr *Tracer) Intercept(ctx context.Context, call *handler.Call) error {
-	m := handler.MetaFrom(ctx)
+	if d := decision(tr.Wants(ctx, call)); d != notSampled {
+		tr.trace(ctx, call, d)
+	}
+	return nil // an untraced call: the rest runs with ctx
+}
+
+// Wants is the Tracer's decision as a handler.Filter: 0 for a call it
+// does not trace, else how it traces it. Instrument gives it to the
+// table with the interceptor, so that a call not traced passes by the
+// interceptor — and, when the Tracer is the table's only interceptor,
+// runs as if the table had none. It allocates nothing and calls no
+// OpenTelemetry API. Safe from any goroutine.
+func (tr *Tracer) Wants(ctx context.Context, call *handler.Call) uint8 {
 	if b := call.Batch(); b != nil {
 		if bt, ok := b.Get(batchKey{}).(*batchTrace); ok { // the Tracer's batch hook decided for the batch
-			if bt != notTracedBatch {
-				tr.traced(trace.ContextWithSpan(ctx, bt.span), m, call, sampledRoot)
+			if bt == notTracedBatch {
+				return uint8(notSampled)
 			}
-			return nil
+			return uint8(inTracedBatch)
 		}
 	}
-	d := tr.decide(m, call)
-	if d == notSampled {
-		return nil // the rest runs with ctx
-	}
-	tr.traced(ctx, m, call, d)
+	return uint8(tr.decide(handler.MetaFrom(ctx), call))
+}
+
+// intercept is Intercept for a call Wants wants (UseWhen): it reads the
+// decision its filter made.
+func (tr *Tracer) intercept(ctx context.Context, call *handler.Call) error {
+	tr.trace(ctx, call, decision(call.Filtered()))
 	return nil
 }
 
-// Instrument adds the Tracer to t: its interceptor (Intercept) and its
-// batch hook (BeginBatch, EndBatch), so that a batch gets a span of its
-// own whose children are its elements' spans. Call it before t
-// dispatches, where t.Use would be called.
+// trace runs call, decided d (not notSampled), in its span.
+func (tr *Tracer) trace(ctx context.Context, call *handler.Call, d decision) {
+	if d == inTracedBatch {
+		if bt, ok := call.Batch().Get(batchKey{}).(*batchTrace); ok {
+			ctx = trace.ContextWithSpan(ctx, bt.span)
+		}
+		d = sampledRoot // the batch's span is its parent
+	}
+	tr.traced(ctx, handler.MetaFrom(ctx), call, d)
+}
+
+// Instrument adds the Tracer to t: its interceptor, for the calls Wants
+// (t.UseWhen), and its batch hook (BeginBatch, EndBatch), so that a
+// batch gets a span of its own whose children are its elements' spans.
+// Call it before t dispatches, where t.Use would be called.
 func (tr *Tracer) Instrument(t *handler.Table) {
-	t.Use(tr.Intercept)
+	t.UseWhen(tr.Wants, tr.intercept)
 	t.UseBatch(tr)
 }
 

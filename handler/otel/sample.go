@@ -92,6 +92,7 @@ const (
 	sampledRoot
 	sampledParent // the request's traceparent is valid and sampled
 	forced        // the force header; its traceparent, if any, is taken as sampled
+	inTracedBatch // an element of a batch the Tracer traces: its span is the batch span's child
 )
 
 // decide returns the decision for call, whose metadata is m. It
@@ -115,12 +116,21 @@ func (s *sampler) decide(m *handler.Meta, call *handler.Call) decision {
 // the force header, a valid traceparent — and false when they make
 // none (a root call or batch).
 func (s *sampler) fromHeaders(m *handler.Meta) (decision, bool) {
-	var vals [2]string // traceparent, the force header: read in one pass over the head
-	m.HeaderValues(s.fields, vals[:])
-	if vals[1] != "" {
-		return forced, true
+	if !m.HasHeaders() {
+		return notSampled, false // a stream's call, or one in process: a root call
 	}
-	if tp := vals[0]; tp != "" {
+	var tp string
+	if s.force == "" {
+		tp = m.Header(traceparentHeader) // found by the transport's parser: no pass over the head
+	} else {
+		var vals [2]string // traceparent, the force header: read in one pass over the head
+		m.HeaderValues(s.fields, vals[:])
+		if vals[1] != "" {
+			return forced, true
+		}
+		tp = vals[0]
+	}
+	if tp != "" {
 		if sampled, ok := parseParent(tp); ok {
 			if sampled {
 				return sampledParent, true
