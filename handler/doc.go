@@ -144,7 +144,14 @@
 // runs: on the engine's event loop for inline methods and faults
 // (Call.Inline), where it must not block. Package handler/idempotency
 // is such an interceptor: it answers a retried call (same key, same
-// request) with the stored outcome of the first. A method reads the call it runs for — its id, its name,
+// request) with the stored outcome of the first. An interceptor added
+// with UseWhen has a Filter that decides, before the chain runs, whether
+// it wants a call; a call no interceptor wants runs as without
+// interceptors (a tracer that samples 1 % costs the rest its filter
+// alone). Batch hooks (UseBatch) run around each batch, leaving values
+// its elements' interceptors read (Call.Batch); a tracer names a call's
+// span (Call.SetSpan) for the access log's trace_id and span_id and for
+// the metrics' exemplars — package handler/otel does all three. A method reads the call it runs for — its id, its name,
 // whether it is a notification — from its context with CallFrom, on
 // every transport and for each batch element alone, without allocating. A method registered with Require runs only for callers that
 // hold the permissions (GrantsFrom); others get parser.CodeForbidden (-32003).

@@ -13,12 +13,24 @@
 //		Methods:        map[string]float64{"admin_*": 1},
 //		ForceHeader:    "X-Force-Trace",
 //	})
-//	table.Use(tr.Intercept)
+//	tr.Instrument(table) // the interceptor, with Wants as its filter, and the batch hook
 //
 // Each traced call — a single request, each element of a batch, a
 // notification, a fault — gets its span, and its method's ctx carries
 // it: spans the method starts from ctx (a database driver's, an HTTP
-// client's) are its children.
+// client's) are its children. A traced batch gets a span of its own,
+// named "jsonrpc.batch", the parent of its elements' spans. A traced
+// call's span is named to the table (handler.Call.SetSpan): its access
+// log record carries trace_id and span_id, and its method's
+// handling-time histogram an exemplar (engine/metrics exposes it in
+// OpenMetrics).
+//
+// Instrument gives the table the Tracer's decision as the interceptor's
+// filter (Wants, handler.Table.UseWhen): a call not traced passes the
+// interceptor by, and when the Tracer is the table's only interceptor
+// it runs as if the table had none. table.Use(tr.Intercept) works too,
+// deciding inside the interceptor, with each batch element decided and
+// traced as a single call.
 //
 // # Terminology
 //
@@ -41,11 +53,19 @@
 // not passed on to what the method calls.
 //
 // Over WebSocket the header fields are the upgrade request's: its
-// traceparent is the parent of every call of the connection (the
-// simplest reading, and what a browser can send; a link instead, or a
-// per-message traceparent in params._meta as MCP clients send it, is
-// not done yet). Streams (TCP, Unix sockets) and in-process calls have
-// no header fields: their calls are root calls.
+// traceparent is the parent of every call of the connection. A browser
+// can send no header field per message, and a page's connection then
+// groups its calls under the page's trace; a span link instead would
+// make each call a trace of its own, which a client that wants that
+// gets by sending no traceparent on the upgrade. (A per-message
+// traceparent in params._meta, as MCP clients send it, is not read.)
+// Streams (TCP, Unix sockets) and in-process calls have no header
+// fields: their calls are root calls.
+//
+// A batch is decided once, as a whole, by BeginBatch: the force header
+// and the traceparent as for a call, and for a root batch one draw
+// against the highest ratio of its elements' methods. Its elements are
+// then all traced, as children of its span, or none is.
 //
 // # Attributes
 //
@@ -79,8 +99,8 @@
 // runs where the call runs — on the event loop for inline methods and
 // faults — and never blocks there but for what the TracerProvider does
 // at a span's end (the SDK's batch span processor queues, dropping when
-// full). The elements of a batch are traced each on its own, with the
-// message's parent.
+// full). The batch hook runs on the batch's caller; its elements' spans
+// may end on workers.
 //
 // # Buffer lifetimes
 //
@@ -90,9 +110,11 @@
 // # Limits
 //
 // A traced call allocates (the span, its attributes, the contexts that
-// carry it; see TestTracer_allocs for the figure); one not traced
-// allocates nothing. The TracerProvider's sampler should sample what it
-// is given (the SDK's default ParentBased(AlwaysSample) does): jetrpc
-// has decided already. A batch has no span of its own yet, and neither
-// has the writing of a reply.
+// carry it: 8 allocations with the SDK, TestTracer_allocsSampled); one
+// not traced allocates nothing, on every transport. Its decision reads
+// the traceparent the engine's HTTP parser found (no pass over the
+// head); a ForceHeader costs one pass over each request's head. The
+// TracerProvider's sampler should sample what it is given (the SDK's
+// default ParentBased(AlwaysSample) does): jetrpc has decided already.
+// The writing of a reply has no span of its own.
 package otel
