@@ -6,7 +6,9 @@ package main
 // --otlp-endpoint, and the spans Jaeger's query API gives back carry the
 // attributes handler/otel documents, for calls over HTTP (one with a
 // client's traceparent, a batch, an error reply, an unknown method, a
-// notification), WebSocket and a TCP stream (TestJaeger_serveSpans);
+// notification), WebSocket and a TCP stream (TestJaeger_serveSpans;
+// one stream call's parent is in its params._meta, as MCP clients send
+// it);
 // and a call's span reaches Jaeger over OTLP/gRPC (--otlp-protocol grpc),
 // and with the endpoint named only by OTEL_EXPORTER_OTLP_ENDPOINT
 // (TestJaeger_serveSpansByProtocolAndEnvironment).
@@ -333,8 +335,17 @@ func TestJaeger_serveSpans(t *testing.T) {
 	if _, err := io.WriteString(c, `{"jsonrpc":"2.0","method":"add","params":[7,8],"id":51}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || !strings.Contains(line, `"result":15`) {
+	br := bufio.NewReader(c)
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"result":15`) {
 		t.Fatalf("TCP add: %q %v", line, err)
+	}
+	// An MCP-style client's trace context in params._meta, over the stream.
+	const metaTrace, metaSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	if _, err := io.WriteString(c, `{"jsonrpc":"2.0","method":"subtract","params":{"minuend":9,"subtrahend":2,"_meta":{"traceparent":"00-`+metaTrace+`-`+metaSpan+`-01"}},"id":52}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"result":7`) {
+		t.Fatalf("TCP subtract: %q %v", line, err)
 	}
 	c.Close()
 
@@ -371,6 +382,7 @@ func TestJaeger_serveSpans(t *testing.T) {
 		{name: "notify_hello", transport: "http", attrs: map[string]string{"rpc.method": "notify_hello"}, absent: []string{"jsonrpc.request.id"}},
 		{name: "add", transport: "websocket", attrs: map[string]string{"rpc.method": "add", "jsonrpc.request.id": "41", "network.protocol.name": "websocket"}},
 		{name: "add", transport: "stream", attrs: map[string]string{"rpc.method": "add", "jsonrpc.request.id": "51", "network.transport": "tcp"}, absent: []string{"network.protocol.name"}},
+		{name: "subtract", transport: "stream", attrs: map[string]string{"rpc.method": "subtract", "jsonrpc.request.id": "52"}},
 	}
 	t.Logf("serve stopped after %v", time.Since(start).Round(time.Millisecond))
 	// Jaeger stores what its batch processor passes on: poll.
@@ -445,6 +457,10 @@ func TestJaeger_serveSpans(t *testing.T) {
 			rec := logRecord(t, errOut.String(), " id=1 ")
 			if rec["trace_id"] != s.TraceID || rec["span_id"] != s.SpanID {
 				t.Errorf("access log record %v; want trace_id %s span_id %s", rec, s.TraceID, s.SpanID)
+			}
+		case w.name == "subtract": // params._meta.traceparent: the client's span is its parent
+			if s.TraceID != metaTrace || s.ParentSpanID != metaSpan {
+				t.Errorf("%s: want trace %s, parent %s (params._meta)", s, metaTrace, metaSpan)
 			}
 		case i == 2 || i == 3: // the batch's elements: the batch span's children
 			if batch == nil || s.ParentSpanID != batch.SpanID || s.TraceID != batch.TraceID {

@@ -49,6 +49,7 @@ type serveFlags struct {
 	traceSample    float64            // --trace-sample
 	traceMethods   map[string]float64 // --trace-method, by method (or prefix*)
 	traceForce     string             // --trace-force-header
+	traceParams    bool               // --trace-params-meta
 }
 
 // defaultCallTimeout is jetrpc serve's --call-timeout: geth's
@@ -196,6 +197,7 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupTracing, "trace-method", value(methodRatios{&c.traceMethods}), anyValue, "`METHOD=RATIO`: trace this share of the root calls of METHOD " +
 			"(a name ending in * is a prefix: admin_*=1) in place of --trace-sample (repeatable)"},
 		{groupTracing, "trace-force-header", bind(&c.traceForce, ""), anyValue, "trace every request carrying the header `name` (with any value), whatever the sampling"},
+		{groupTracing, "trace-params-meta", bind(&c.traceParams, true), anyValue, "read the trace context of a call without a traceparent header from its params._meta (traceparent, tracestate), as MCP clients send it"},
 
 		{groupLogging, "v", bind(&c.verbose, false), anyValue, "log debug messages"},
 		{groupLogging, "cpuprofile", bind(&c.cpuProfile, ""), anyValue, "write a CPU profile (go tool pprof) to `file` until the server stops"},

@@ -112,6 +112,7 @@ func (c *serveFlags) tracing(logger *slog.Logger) (*jotel.Tracer, func(), error)
 		Ratio:          c.traceSample,
 		Methods:        c.traceMethods,
 		ForceHeader:    c.traceForce,
+		ParamsMeta:     c.traceParams,
 	})
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), traceFlushTimeout)

@@ -56,7 +56,7 @@ func (tr *Tracer) BeginBatch(ctx context.Context, b *handler.Batch) {
 		b.Set(batchKey{}, notTracedBatch)
 		return
 	}
-	ctx = tr.parentOf(ctx, m, d)
+	ctx = tr.parentOf(ctx, m, nil, d)
 	var buf [10]attribute.KeyValue
 	attrs := append(buf[:0], semconv.RPCSystemNameJSONRPC, semconv.JSONRPCProtocolVersion("2.0"), BatchSizeKey.Int(b.Len())) // a batch is JSON-RPC 2.0's
 	attrs = appendTransport(attrs, m)

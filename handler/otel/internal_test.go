@@ -58,3 +58,25 @@ func TestThresholdOf_edges(t *testing.T) {
 		t.Errorf("thresholdOf(0.5) = %d", th)
 	}
 }
+
+func TestParamsMeta_findsTheTraceContext(t *testing.T) {
+	for _, c := range []struct{ params, tp, ts string }{
+		{`{"_meta":{"traceparent":"a","tracestate":"b"}}`, "a", "b"},
+		{` {"x":{"_meta":{"traceparent":"no"}}, "_meta" : {"traceparent" : "a"} }`, "a", ""},
+		{`{"_meta":{"traceparent":"a\u0062"}}`, "", ""}, // an escape: not read
+		{`{"_meta":{"trace\u0070arent":"a"}}`, "", ""},  // an escaped key
+		{`{"_meta":{"traceparent":1,"tracestate":null}}`, "", ""},
+		{`{"_meta":"traceparent"}`, "", ""},
+		{`[{"_meta":{"traceparent":"a"}}]`, "", ""},
+		{`{"meta":{"traceparent":"a"}}`, "", ""},
+		{``, "", ""},
+	} {
+		if tp, ts := paramsMeta([]byte(c.params)); tp != c.tp || ts != c.ts {
+			t.Errorf("%s: %q %q, want %q %q", c.params, tp, ts, c.tp, c.ts)
+		}
+	}
+	params := []byte(`{"_meta":{"traceparent":"a","tracestate":"b"}}`)
+	if got := testing.AllocsPerRun(100, func() { paramsMeta(params) }); got != 0 {
+		t.Errorf("%v allocs", got)
+	}
+}

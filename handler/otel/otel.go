@@ -51,6 +51,15 @@ type Options struct {
 	// Over WebSocket it is read from the upgrade request, so it traces
 	// every call of the connection.
 	ForceHeader string
+	// ParamsMeta reads the W3C trace context a client puts in a call's
+	// params rather than in header fields — params._meta.traceparent and
+	// .tracestate, as MCP clients send them — for a call whose request
+	// has no valid traceparent field (a stream's, a WebSocket's whose
+	// upgrade had none): such a call is then traced, or not, as its
+	// traceparent says. Each call with object params is searched for
+	// "_meta"; the elements of a batch are decided with the batch, from
+	// its header fields.
+	ParamsMeta bool
 }
 
 // Tracer starts a span for each sampled call of a table. It is
@@ -135,9 +144,12 @@ func (tr *Tracer) Instrument(t *handler.Table) {
 
 // parentOf returns ctx with the remote parent of a call or batch decided
 // d, read from the request's header fields in m.
-func (tr *Tracer) parentOf(ctx context.Context, m *handler.Meta, d decision) context.Context {
+func (tr *Tracer) parentOf(ctx context.Context, m *handler.Meta, call *handler.Call, d decision) context.Context {
 	if d == sampledRoot {
 		return ctx
+	}
+	if d == sampledMeta {
+		return tr.prop.Extract(ctx, paramsCarrier{call: call})
 	}
 	ctx = tr.prop.Extract(ctx, metaCarrier{m})
 	if d == forced {
@@ -151,7 +163,7 @@ func (tr *Tracer) parentOf(ctx context.Context, m *handler.Meta, d decision) con
 // traced runs call inside its span: a child of ctx's span, or of the
 // remote parent d says the request carries.
 func (tr *Tracer) traced(ctx context.Context, m *handler.Meta, call *handler.Call, d decision) {
-	ctx = tr.parentOf(ctx, m, d)
+	ctx = tr.parentOf(ctx, m, call, d)
 	var buf [12]attribute.KeyValue
 	attrs := append(buf[:0], semconv.RPCSystemNameJSONRPC)
 	name := otherMethod
@@ -270,3 +282,27 @@ func (c metaCarrier) Keys() []string {
 func refOf(sc trace.SpanContext) handler.SpanRef {
 	return handler.SpanRef{TraceID: sc.TraceID(), SpanID: sc.SpanID()}
 }
+
+// paramsCarrier is a propagation.TextMapCarrier over a call's
+// params._meta (Options.ParamsMeta).
+type paramsCarrier struct{ call *handler.Call }
+
+var _ propagation.TextMapCarrier = paramsCarrier{}
+
+// Get returns traceparent or tracestate from params._meta.
+func (c paramsCarrier) Get(key string) string {
+	tp, ts := paramsMeta(c.call.Params())
+	switch key {
+	case traceparentHeader:
+		return tp
+	case "tracestate":
+		return ts
+	}
+	return ""
+}
+
+// Set does nothing.
+func (paramsCarrier) Set(string, string) {}
+
+// Keys returns the two fields.
+func (paramsCarrier) Keys() []string { return []string{traceparentHeader, "tracestate"} }

@@ -508,3 +508,45 @@ func TestTracer_joinsLogAndMetrics(t *testing.T) {
 		t.Errorf("batch record %v, want the batch span %v", rec, batchSpan.SpanID())
 	}
 }
+
+// TestTracer_paramsMeta: with Options.ParamsMeta, a call without a
+// traceparent field is traced as its params._meta.traceparent says (as
+// MCP clients send it), with its tracestate; a traceparent field wins;
+// without the option, or in a batch, params are not read.
+func TestTracer_paramsMeta(t *testing.T) {
+	withMeta := func(tp string) string {
+		return `{"jsonrpc":"2.0","method":"update","params":{"x":[1,{"_meta":0}],"_meta":{"progressToken":7,"traceparent":"` + tp + `","tracestate":"v=1"}},"id":1}`
+	}
+	const otherTP = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	for _, c := range []struct {
+		name       string
+		o          jotel.Options
+		msg        string
+		fields     []string
+		wantParent string // "" for no span
+	}{
+		{"sampled", jotel.Options{ParamsMeta: true}, withMeta(sampledTP), nil, parentSpan},
+		{"not sampled", jotel.Options{ParamsMeta: true, Ratio: 1}, withMeta(unsampledTP), nil, ""},
+		{"invalid: a root call", jotel.Options{ParamsMeta: true, Ratio: 1}, withMeta("00-zz"), nil, "root"},
+		{"the field wins", jotel.Options{ParamsMeta: true}, withMeta(unsampledTP), []string{"traceparent: " + otherTP}, "b7ad6b7169203331"},
+		{"option off", jotel.Options{}, withMeta(sampledTP), nil, ""},
+		{"in a batch", jotel.Options{ParamsMeta: true}, "[" + withMeta(sampledTP) + "]", nil, ""},
+	} {
+		h := newHarness(t, c.o)
+		h.call(c.msg, c.fields...)
+		spans := h.spans()
+		switch {
+		case c.wantParent == "" && len(spans) != 0:
+			t.Errorf("%s: %d spans, want none", c.name, len(spans))
+		case c.wantParent == "":
+		case len(spans) != 1:
+			t.Errorf("%s: %d spans, want 1", c.name, len(spans))
+		case c.wantParent == "root" && spans[0].Parent.IsValid():
+			t.Errorf("%s: parent %v, want none", c.name, spans[0].Parent.SpanID())
+		case c.wantParent != "root" && spans[0].Parent.SpanID().String() != c.wantParent:
+			t.Errorf("%s: parent %v, want %s", c.name, spans[0].Parent.SpanID(), c.wantParent)
+		case c.name == "sampled" && (spans[0].SpanContext.TraceID().String() != parentTrace || spans[0].Parent.TraceState().String() != "v=1"):
+			t.Errorf("%s: trace %v state %q", c.name, spans[0].SpanContext.TraceID(), spans[0].Parent.TraceState().String())
+		}
+	}
+}

@@ -10,11 +10,15 @@ package otel
 // here allocates.
 
 import (
+	"bytes"
 	"math"
+	"unsafe"
+
 	"math/rand/v2"
 	"strings"
 
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser"
 )
 
 // threshold is a ratio as a threshold on a uniform uint64: 0 samples
@@ -52,16 +56,17 @@ type prefixRatio struct {
 
 // sampler decides which calls are traced; immutable after New.
 type sampler struct {
-	root     threshold
-	exact    map[string]threshold // nil when there is none
-	prefixes []prefixRatio        // longest first
-	force    string               // the force header's name; "" for none
-	fields   []string             // the header fields decide reads: traceparent, then the force header if named
+	root       threshold
+	exact      map[string]threshold // nil when there is none
+	prefixes   []prefixRatio        // longest first
+	force      string               // the force header's name; "" for none
+	fields     []string             // the header fields decide reads: traceparent, then the force header if named
+	paramsMeta bool                 // Options.ParamsMeta
 }
 
 // newSampler builds the sampler of o.
 func newSampler(o *Options) sampler {
-	s := sampler{root: thresholdOf(o.Ratio), force: o.ForceHeader, fields: []string{traceparentHeader}}
+	s := sampler{root: thresholdOf(o.Ratio), force: o.ForceHeader, fields: []string{traceparentHeader}, paramsMeta: o.ParamsMeta}
 	if o.ForceHeader != "" {
 		s.fields = append(s.fields, o.ForceHeader)
 	}
@@ -91,6 +96,7 @@ const (
 	notSampled decision = iota
 	sampledRoot
 	sampledParent // the request's traceparent is valid and sampled
+	sampledMeta   // no traceparent field, but the call's params._meta.traceparent is valid and sampled (Options.ParamsMeta)
 	forced        // the force header; its traceparent, if any, is taken as sampled
 	inTracedBatch // an element of a batch the Tracer traces: its span is the batch span's child
 )
@@ -101,6 +107,16 @@ const (
 func (s *sampler) decide(m *handler.Meta, call *handler.Call) decision {
 	if d, ok := s.fromHeaders(m); ok {
 		return d
+	}
+	if s.paramsMeta {
+		if tp, _ := paramsMeta(call.Params()); tp != "" {
+			if sampled, ok := parseParent(tp); ok {
+				if sampled {
+					return sampledMeta
+				}
+				return notSampled
+			}
+		}
 	}
 	th := s.root
 	if call.Registered() && (s.exact != nil || s.prefixes != nil) {
@@ -242,3 +258,42 @@ func unhex(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// metaKey is how paramsMeta finds the member "_meta" quickly.
+var metaKey = []byte(`"_meta"`)
+
+// paramsMeta returns the traceparent and tracestate strings of the
+// params' "_meta" member, where MCP clients put the W3C trace context
+// ({"_meta":{"traceparent":"00-…","tracestate":"…"}, …}); "" for each
+// one absent, not a string, or holding an escape. params is valid JSON
+// (the parser validated it). It allocates nothing.
+func paramsMeta(params []byte) (tp, ts string) {
+	params = bytes.TrimLeft(params, " \t\r\n")
+	if len(params) < len(`{"_meta":{}}`) || params[0] != '{' || !bytes.Contains(params, metaKey) {
+		return "", ""
+	}
+	members := parser.NewMembers(params)
+	for k, esc, v, ok := members.Next(); ok; k, esc, v, ok = members.Next() {
+		if esc || string(k) != "_meta" {
+			continue
+		}
+		inner := parser.NewMembers(v) // nothing when v is not an object
+		for k, esc, v, ok := inner.Next(); ok; k, esc, v, ok = inner.Next() {
+			if esc || len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+				continue
+			}
+			switch string(k) {
+			case "traceparent":
+				tp = unsafeString(v[1 : len(v)-1])
+			case "tracestate":
+				ts = unsafeString(v[1 : len(v)-1])
+			}
+		}
+		return tp, ts
+	}
+	return "", ""
+}
+
+// unsafeString views b as a string, valid while b is unchanged: the
+// call's params, for the call's time.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
