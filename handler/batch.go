@@ -56,7 +56,7 @@ func (t *Table) runElems(ctx context.Context, st *state, dst []byte, elems []ele
 		before := len(dst)
 		if mark-start > limit {
 			dst = appendTooLarge(dst, &e.req, 0, limit)
-			st.code = parser.CodeResponseTooLarge
+			st.code, st.span = parser.CodeResponseTooLarge, SpanRef{} // not run: in no span
 			t.refused(refuseResponseSize)
 		} else {
 			dst = t.runElem(ctx, st, dst, e)
@@ -123,7 +123,7 @@ func (t *Table) batch(ctx context.Context, st *state, dst []byte, m *parser.Mess
 		if t.obs != nil || t.batchHooks != nil {
 			for i := range st.elems {
 				e := &st.elems[i]
-				t.noteElem(st, e, e.code, e.dur)
+				t.noteElem(st, e, e.code, e.dur, e.span)
 			}
 		}
 		if o := t.obs; o != nil {
@@ -426,17 +426,17 @@ func (t *Table) join(ctx context.Context, st *state, dst []byte) []byte {
 				dst = appendTooLarge(dst, &e.req, 0, limit)
 				t.refused(refuseResponseSize)
 				if noted {
-					t.noteElem(st, e, parser.CodeResponseTooLarge, 0)
+					t.noteElem(st, e, parser.CodeResponseTooLarge, 0, e.span)
 				}
 			case s.late:
 				dst = appendTimeout(dst, &e.req, e.m)
 				if noted {
-					t.noteElem(st, e, parser.CodeDeadline, nanotime()-st.t0)
+					t.noteElem(st, e, parser.CodeDeadline, nanotime()-st.t0, SpanRef{}) // its worker may still write e: the caller answered it in no span
 				}
 			default:
 				dst = append(dst, s.out.B[e.at[0]:e.at[1]]...)
 				if noted {
-					t.noteElem(st, e, e.code, e.dur)
+					t.noteElem(st, e, e.code, e.dur, e.span)
 				}
 			}
 			if len(dst) == before {

@@ -178,14 +178,14 @@ func (o *observer) kept(st *state) {
 	o.startElems(st)
 }
 
-// elem notes the outcome of a batch element: code, after d ns (the
+// elem notes the outcome of a batch element: code, after d ns, in span (the
 // batch's error count is Table.noteElem's).
-func (o *observer) elem(st *state, e *element, code parser.Code, d int64) {
+func (o *observer) elem(st *state, e *element, code parser.Code, d int64, span SpanRef) {
 	if tm := o.metrics; tm != nil {
 		mm := tm.of(&e.req, e.m)
 		tm.handled(mm, st.stripe, code, d)
-		if e.span.IsValid() {
-			mm.exemplar(d, e.span)
+		if span.IsValid() {
+			mm.exemplar(d, span)
 		}
 	}
 }

@@ -280,7 +280,7 @@ func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
 		}
 		if o != nil || d.t.batchHooks != nil {
 			e.span = st.span
-			d.t.noteElem(st, e, st.code, 0)
+			d.t.noteElem(st, e, st.code, 0, e.span)
 		}
 		if len(dst) == before {
 			dst = dst[:mark]

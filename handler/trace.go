@@ -196,14 +196,16 @@ func (t *Table) endBatch(ctx context.Context, st *state) {
 	}
 }
 
-// noteElem notes the outcome of batch element e: code, after d ns — for
-// the batch's error count, and for the observer when there is one.
-func (t *Table) noteElem(st *state, e *element, code parser.Code, d int64) {
+// noteElem notes the outcome of batch element e: code, after d ns, in
+// span — for the batch's error count, and for the observer when there is
+// one. span is passed, not read from e: a given-up element's worker may
+// still write e.
+func (t *Table) noteElem(st *state, e *element, code parser.Code, d int64, span SpanRef) {
 	if code != 0 {
 		st.errs++
 	}
 	if o := t.obs; o != nil {
-		o.elem(st, e, code, d)
+		o.elem(st, e, code, d, span)
 	}
 }
 
