@@ -103,7 +103,12 @@ func (t *Table) UseWhen(want Filter, interceptor Interceptor) {
 // Filtered returns what the running interceptor's Filter returned for
 // the call (UseWhen), never 0 as the interceptor would not run; 0 for an
 // interceptor added with Use.
-func (c *Call) Filtered() uint8 { return c.st.marks[c.level] }
+func (c *Call) Filtered() uint8 {
+	if !c.t.anyFilter {
+		return 0 // marks not written for this table's calls: what they hold is another table's
+	}
+	return c.st.marks[c.level]
+}
 
 // filter runs the chain's filters over the call, marking the levels
 // whose interceptor does not want it (skip), and reports whether any

@@ -47,7 +47,7 @@ type state struct {
 	heads   [][]byte               // the HTTP heads copied for timed segments, by segment
 	wait    waitState              // batch segments on workers
 	call    Call                   // the call in the interceptors
-	marks   [maxInterceptors]uint8 // what each level's Filter returned for the call (Call.Filtered): written by Call.filter before it is read, never reset
+	marks   [maxInterceptors]uint8 // what each level's Filter returned for the call (Call.Filtered): written by Call.filter for a table with filters before it is read, never reset
 	cc      callCtx                // the context of the method run now (CallFrom)
 	code    parser.Code            // the outcome of the last invoke: its code,
 	err     error                  // its error,
