@@ -73,3 +73,35 @@ func TestUseWhen_filteredIsZeroForUse(t *testing.T) {
 		}
 	}
 }
+
+// TestUseWhen_filterPanicInBusyFailsTheMessage: a Filter that panics
+// fails the message -32603, as its doc says — also when the message is
+// answered busy (Pending.Busy runs a batch's faults through the chain),
+// rather than panicking out of Busy into its transport.
+func TestUseWhen_filterPanicInBusyFailsTheMessage(t *testing.T) {
+	ctx := context.Background()
+	tab := mxTable()
+	tab.UseWhen(func(_ context.Context, c *Call) uint8 {
+		if c.Fault() != 0 {
+			panic("filter")
+		}
+		return 0
+	}, func(ctx context.Context, c *Call) error { return nil })
+	var later Pending
+	if _, oc := tab.DispatchInline(ctx, nil, []byte(mxBatch(mxReq(1, "work", "[1]"), mxReq(2, "nope", ""))), &later); oc != Deferred {
+		t.Fatalf("outcome %v, want Deferred", oc)
+	}
+	p := later.Take()
+	var out []byte
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				t.Errorf("Busy panicked: %v", v)
+			}
+		}()
+		out = p.Busy(ctx, nil)
+	}()
+	if want := `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":null}`; string(out) != want {
+		t.Errorf("reply %s, want the message failed: %s", out, want)
+	}
+}
