@@ -82,7 +82,8 @@ func (t *Table) Use(interceptors ...Interceptor) {
 // do before Next (its Method, ID, Params, Batch, and ctx's metadata),
 // and must only look: no Next, Answer or SetSpan. It runs where the call
 // runs, must not block, and must not panic (a panic fails the whole
-// message, -32603). When every interceptor of a table has a Filter and
+// message, -32603 — for a batch element on a worker, the elements run
+// with it there). When every interceptor of a table has a Filter and
 // none wants a call, the call runs as if the table had no interceptors
 // at all: a tracer that samples 1 % of the calls costs the other 99 %
 // their filters alone.

@@ -247,9 +247,14 @@ func (d *Pending) RunHere(ctx context.Context, dst []byte) (out []byte) {
 // answers themselves do not pass through the interceptors: they run on
 // the caller, which must not block, and an interceptor of a blocking
 // method may. d is empty afterwards. Safe from any goroutine.
-func (d *Pending) Busy(ctx context.Context, dst []byte) []byte {
-	st, o := d.st, d.t.obs
-	defer d.release()
+func (d *Pending) Busy(ctx context.Context, dst []byte) (out []byte) {
+	st, o, start := d.st, d.t.obs, dst
+	defer func() {
+		if v := recover(); v != nil { // a Filter's or a batch hook's: the message fails, as in Run
+			out = d.t.dispatchPanicked(v, start)
+		}
+		d.release()
+	}()
 	if st.msg.Kind == parser.KindSingle {
 		if o != nil {
 			st.code = parser.CodeServerBusy
