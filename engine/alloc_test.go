@@ -200,17 +200,7 @@ func TestWork_zeroAllocs(t *testing.T) {
 	} {
 		cs.resetCodec()
 		in := []byte(in)
-		step := func() {
-			fc.in, fc.out = in, fc.out[:0]
-			cs.traffic() // queues it on the worker
-			for !cs.mail.waking.Load() {
-				runtime.Gosched()
-			}
-			cs.traffic() // writes the reply
-			if !bytes.Contains(fc.out, []byte(`"result":0,"id":1}`)) {
-				t.Fatalf("out %q", fc.out)
-			}
-		}
+		step := offloaded(t, cs, fc, in, `"result":0,"id":1}`)
 		step()
 		if got := testing.AllocsPerRun(200, step); got != 0 {
 			t.Errorf("%.20q: %v allocs per offloaded message, want 0", in, got)
@@ -231,6 +221,23 @@ func TestWork_zeroAllocs(t *testing.T) {
 			t.Errorf("%.20q, awaited: %v allocs per offloaded message, want 0", in, got)
 		}
 		cs.e.yield = false
+	}
+}
+
+// offloaded returns a step that sends in, a message for a blocking
+// method, to cs: its read queues it on a worker, and the read after the
+// worker's wake writes the reply, which must contain want.
+func offloaded(t *testing.T, cs *conn, fc *fakeConn, in []byte, want string) func() {
+	return func() {
+		fc.in, fc.out = in, fc.out[:0]
+		cs.traffic() // queues it on the worker
+		for !cs.mail.waking.Load() {
+			runtime.Gosched()
+		}
+		cs.traffic() // writes the reply
+		if !bytes.Contains(fc.out, []byte(want)) {
+			t.Fatalf("out %q", fc.out)
+		}
 	}
 }
 

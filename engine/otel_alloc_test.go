@@ -5,7 +5,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -106,18 +105,7 @@ func TestConn_zeroAllocsTracedNotSampled(t *testing.T) {
 	for _, in := range []string{slow + "\n", post(slow, parent)} {
 		cs, fc := newFakeConnOf(t, tracedTable())
 		cs.e.workers = pool.NewWorkers(1, 16)
-		in := []byte(in)
-		step := func() {
-			fc.in, fc.out = in, fc.out[:0]
-			cs.traffic() // queues it on the worker
-			for !cs.mail.waking.Load() {
-				runtime.Gosched()
-			}
-			cs.traffic() // writes the reply
-			if !bytes.Contains(fc.out, []byte(`"result":0,"id":1}`)) {
-				t.Fatalf("out %q", fc.out)
-			}
-		}
+		step := offloaded(t, cs, fc, []byte(in), `"result":0,"id":1}`)
 		step()
 		if got := testing.AllocsPerRun(200, step); got != 0 {
 			t.Errorf("worker %.20q: %v allocs per message, want 0", in, got)

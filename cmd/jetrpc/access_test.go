@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -277,24 +276,8 @@ func TestServe_accessFlagErrors(t *testing.T) {
 // TestServe_logSlow: --log-slow logs the calls slower than its duration,
 // and only those.
 func TestServe_logSlow(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--log-slow", "20ms"}, &out, &errOut)
-	}()
-	defer func() { cancel(); <-done }()
-	var urls map[string]string
-	for deadline := time.Now().Add(10 * time.Second); urls == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		for _, l := range strings.Split(out.String(), "\n") {
-			if strings.HasPrefix(l, "jetrpc: serving JSON-RPC on ") {
-				urls = urlsIn(l)
-			}
-		}
-	}
-	if urls == nil {
-		t.Fatalf("not serving: %q %q", out.String(), errOut.String())
-	}
+	srv := serveOperate(t, false, "--listen", "127.0.0.1:0", "--log-slow", "20ms")
+	urls, errOut := srv.urls, srv.errOut
 	postAs(t, urls["http"], addCall)
 	postAs(t, urls["http"], `{"jsonrpc":"2.0","method":"sleep","params":{"ms":50},"id":2}`)
 	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(errOut.String(), "slow call") && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {

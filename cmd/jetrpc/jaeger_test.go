@@ -15,7 +15,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -275,25 +274,11 @@ func TestJaeger_serveSpans(t *testing.T) {
 	service := fmt.Sprintf("jetrpc-jaeger-test-%d", time.Now().UnixNano())
 	t.Setenv("OTEL_SERVICE_NAME", service)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errOut syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--otlp-endpoint", otlpURL, "--trace-sample", "1",
-			"--access-log", "--metrics", "/metrics"}, &out, &errOut)
-	}()
-	var urls map[string]string
-	for deadline := time.Now().Add(10 * time.Second); urls == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		for _, l := range strings.Split(out.String(), "\n") {
-			if strings.HasPrefix(l, "jetrpc: serving JSON-RPC on ") {
-				urls = urlsIn(l)
-			}
-		}
-	}
-	if urls == nil || urls["ws"] == "" || urls["tcp"] == "" {
-		cancel()
-		t.Fatalf("not serving: %q %q", out.String(), errOut.String())
+	srv := serveOperate(t, false, "--listen", "127.0.0.1:0", "--otlp-endpoint", otlpURL, "--trace-sample", "1",
+		"--access-log", "--metrics", "/metrics")
+	urls := srv.urls
+	if urls["ws"] == "" || urls["tcp"] == "" {
+		t.Fatalf("no WebSocket or TCP URL: %v", urls)
 	}
 	httpURL := urls["http"]
 
@@ -362,15 +347,7 @@ func TestJaeger_serveSpans(t *testing.T) {
 	}
 
 	// Stopping serve flushes its spans (the tracer provider's shutdown).
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	srv.stop(t)
 
 	wants := []*wantSpan{
 		{name: "add", transport: "http", attrs: map[string]string{"rpc.method": "add", "jsonrpc.request.id": "1", "network.protocol.name": "http", "network.transport": "tcp"}},
@@ -454,7 +431,7 @@ func TestJaeger_serveSpans(t *testing.T) {
 				t.Errorf("%s: want trace %s, parent %s (the client's traceparent)", s, clientTrace, clientSpan)
 			}
 			// Its access log record names its trace and span.
-			rec := logRecord(t, errOut.String(), " id=1 ")
+			rec := logRecord(t, srv.errOut.String(), " id=1 ")
 			if rec["trace_id"] != s.TraceID || rec["span_id"] != s.SpanID {
 				t.Errorf("access log record %v; want trace_id %s span_id %s", rec, s.TraceID, s.SpanID)
 			}
@@ -496,37 +473,11 @@ func TestJaeger_serveSpansByProtocolAndEnvironment(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var out, errOut syncBuffer
-			done := make(chan error, 1)
-			go func() {
-				done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--trace-sample", "1"}, tc.args...), &out, &errOut)
-			}()
-			var urls map[string]string
-			for deadline := time.Now().Add(10 * time.Second); urls == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				for _, l := range strings.Split(out.String(), "\n") {
-					if strings.HasPrefix(l, "jetrpc: serving JSON-RPC on ") {
-						urls = urlsIn(l)
-					}
-				}
-			}
-			if urls == nil {
-				cancel()
-				t.Fatalf("not serving: %q %q", out.String(), errOut.String())
-			}
-			if code, reply := postAs(t, urls["http"], `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":61}`); code != 200 {
+			srv := serveOperate(t, false, append([]string{"--listen", "127.0.0.1:0", "--trace-sample", "1"}, tc.args...)...)
+			if code, reply := postAs(t, srv.rpc, `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":61}`); code != 200 {
 				t.Fatalf("add: %d %s", code, reply)
 			}
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("serve: %v", err)
-				}
-			case <-time.After(15 * time.Second):
-				t.Fatal("serve did not stop")
-			}
+			srv.stop(t) // flushes the spans
 			w := &wantSpan{name: "add", transport: "http", attrs: map[string]string{"rpc.method": "add", "jsonrpc.request.id": "61"}}
 			var spans []*otlpSpan
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -536,33 +487,10 @@ func TestJaeger_serveSpansByProtocolAndEnvironment(t *testing.T) {
 				}
 			}
 			if len(spans) != 1 || !w.matches(spans[0]) || spans[0].service != service {
-				t.Errorf("Jaeger holds %d spans of %s: %v; want the SERVER span of add, id 61; serve's stderr %q", len(spans), service, spans, errOut.String())
+				t.Errorf("Jaeger holds %d spans of %s: %v; want the SERVER span of add, id 61; serve's stderr %q", len(spans), service, spans, srv.errOut.String())
 			}
 		})
 	}
-}
-
-// getAccept GETs url with the Accept field accept ("" for none) and
-// returns the body of a 200.
-func getAccept(t *testing.T, url, accept string) string {
-	t.Helper()
-	req, err := http.NewRequest("GET", url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
-	}
-	return string(b)
 }
 
 // grepLines returns the lines of s that contain sub.

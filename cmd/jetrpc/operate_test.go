@@ -19,7 +19,8 @@ type served struct {
 	out, errOut *syncBuffer
 	cancel      context.CancelFunc
 	done        chan error
-	rpc         string // the first http:// URL
+	rpc         string            // the first http:// URL
+	urls        map[string]string // the first line's URLs by scheme (urlsIn)
 	metrics     []string
 }
 
@@ -37,7 +38,8 @@ func serveOperate(t *testing.T, wantMetrics bool, args ...string) *served {
 		for _, l := range strings.Split(s.out.String(), "\n") {
 			switch {
 			case strings.HasPrefix(l, "jetrpc: serving JSON-RPC on ") && s.rpc == "":
-				s.rpc = urlsIn(l)["http"]
+				s.urls = urlsIn(l)
+				s.rpc = s.urls["http"]
 			case strings.HasPrefix(l, "jetrpc: metrics on "):
 				s.metrics = append(s.metrics, strings.TrimSpace(strings.TrimPrefix(l, "jetrpc: metrics on ")))
 			}
@@ -56,7 +58,8 @@ func serveOperate(t *testing.T, wantMetrics bool, args ...string) *served {
 	return nil
 }
 
-// stop stops the server and waits for run to return.
+// stop stops the server and waits for run to return; it may be called
+// again (the end of the test does).
 func (s *served) stop(t *testing.T) {
 	t.Helper()
 	s.cancel()
@@ -69,6 +72,29 @@ func (s *served) stop(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Errorf("serve did not stop")
 	}
+}
+
+// getAccept GETs url with the Accept field accept ("" for none) and
+// returns the body of a 200.
+func getAccept(t *testing.T, url, accept string) string {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
 }
 
 // get returns the status, Content-Type and body of a GET of url.

@@ -190,33 +190,40 @@ scrape_configs:
 // returns the value of its one sample; ok is false for an empty result.
 func promQuery(t *testing.T, base, query string, at time.Time) (v float64, ok bool) {
 	t.Helper()
-	q := url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}}
-	resp, err := http.Get(base + "/api/v1/query?" + q.Encode())
-	if err != nil {
-		t.Fatal(err)
+	var data struct {
+		Result []struct {
+			Value [2]any `json:"value"` // [time, "value"]
+		} `json:"result"`
 	}
-	defer resp.Body.Close()
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []struct {
-				Value [2]any `json:"value"` // [time, "value"]
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
-		t.Fatalf("query %q: %v %s %s", query, err, r.Status, r.Error)
-	}
-	if len(r.Data.Result) == 0 {
+	promAPI(t, base, "query", url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}}, &data)
+	if len(data.Result) == 0 {
 		return 0, false
 	}
-	s, _ := r.Data.Result[0].Value[1].(string)
-	v, err = strconv.ParseFloat(s, 64)
+	s, _ := data.Result[0].Value[1].(string)
+	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		t.Fatalf("query %q: value %q", query, s)
 	}
 	return v, true
+}
+
+// promAPI GETs Prometheus' HTTP API endpoint /api/v1/<endpoint> with q
+// and decodes the data of a success into data.
+func promAPI(t *testing.T, base, endpoint string, q url.Values, data any) {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/" + endpoint + "?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   any    `json:"data"`
+	}{Data: data}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		t.Fatalf("%s %v: %v %s %s", endpoint, q, err, r.Status, r.Error)
+	}
 }
 
 // TestScrape_prometheusRate: Prometheus scrapes jetrpc serve --metrics every
@@ -421,26 +428,15 @@ func serveWithMetricsPage(t *testing.T, bin string, extra ...string) (rpcURL, _ 
 // Prometheus holds for query since start.
 func promExemplarTraceIDs(t *testing.T, base, query string, start time.Time) map[string]bool {
 	t.Helper()
-	q := url.Values{"query": {query}, "start": {strconv.FormatInt(start.Unix(), 10)}, "end": {strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)}}
-	resp, err := http.Get(base + "/api/v1/query_exemplars?" + q.Encode())
-	if err != nil {
-		t.Fatal(err)
+	var data []struct {
+		Exemplars []struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"exemplars"`
 	}
-	defer resp.Body.Close()
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   []struct {
-			Exemplars []struct {
-				Labels map[string]string `json:"labels"`
-			} `json:"exemplars"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
-		t.Fatalf("query_exemplars %q: %v %s %s", query, err, r.Status, r.Error)
-	}
+	promAPI(t, base, "query_exemplars", url.Values{"query": {query}, "start": {strconv.FormatInt(start.Unix(), 10)},
+		"end": {strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)}}, &data)
 	ids := map[string]bool{}
-	for _, d := range r.Data {
+	for _, d := range data {
 		for _, e := range d.Exemplars {
 			ids[e.Labels["trace_id"]] = true
 		}

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
@@ -95,37 +94,11 @@ func (r *otlpGRPCReceiver) Export(ctx context.Context, req *coltracepb.ExportTra
 // (which flushes the spans) and returns its stderr.
 func serveTraced(t *testing.T, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errOut syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--trace-sample", "1"}, args...), &out, &errOut)
-	}()
-	var urls map[string]string
-	for deadline := time.Now().Add(10 * time.Second); urls == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		for _, l := range strings.Split(out.String(), "\n") {
-			if strings.HasPrefix(l, "jetrpc: serving JSON-RPC on ") {
-				urls = urlsIn(l)
-			}
-		}
-	}
-	if urls == nil {
-		cancel()
-		t.Fatalf("not serving: %q %q", out.String(), errOut.String())
-	}
-	postAs(t, urls["http"], addCall)
-	postAs(t, urls["http"], `{"jsonrpc":"2.0","method":"no_such_method","id":2}`)
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
-	}
-	return errOut.String()
+	srv := serveOperate(t, false, append([]string{"--listen", "127.0.0.1:0", "--trace-sample", "1"}, args...)...)
+	postAs(t, srv.rpc, addCall)
+	postAs(t, srv.rpc, `{"jsonrpc":"2.0","method":"no_such_method","id":2}`)
+	srv.stop(t) // flushes the spans
+	return srv.errOut.String()
 }
 
 // wantExported fails t unless body, the spans exported, holds the
