@@ -30,12 +30,11 @@ import (
 
 // wsCodec is the state of a WebSocket connection.
 type wsCodec struct {
-	fragOp ws.OpCode     // opcode of the fragmented message being gathered, or 0
-	frag   *pool.Buffer  // its payload so far
-	want   int           // the size of a frame still arriving
-	closed bool          // a close frame went out: nothing may follow
-	head   []byte        // the upgrade request's head: the call metadata of the connection's calls
-	req    http1.Request // head parsed: the fields the call metadata knows without a search (SetHTTPHeadParsed)
+	fragOp ws.OpCode    // opcode of the fragmented message being gathered, or 0
+	frag   *pool.Buffer // its payload so far
+	want   int          // the size of a frame still arriving
+	closed bool         // a close frame went out: nothing may follow
+	head   []byte       // the upgrade request's head: the call metadata of the connection's calls
 }
 
 var wsCodecs = sync.Pool{New: func() any { return new(wsCodec) }}
@@ -77,8 +76,9 @@ func upgradeWS(c *conn, out, head []byte, r *http1.Request) ([]byte, codec) {
 	w := wsCodecs.Get().(*wsCodec)
 	w.head = append(w.head[:0], head...) // the upgrade's head is the connection's call metadata
 	var scan http1.HeadScan
-	if http1.ParseHead(w.head, &scan, len(w.head), &w.req) == http1.StatusOK { // the copy of a head parsed already: once per connection
-		c.call.Meta.SetHTTPHeadParsed(w.head, &w.req)
+	var copied http1.Request                                                    // the Meta keeps views of w.head, not the Request: nothing more per connection
+	if http1.ParseHead(w.head, &scan, len(w.head), &copied) == http1.StatusOK { // the copy of a head parsed already: once per connection
+		c.call.Meta.SetHTTPHeadParsed(w.head, &copied)
 	} else {
 		c.call.Meta.SetHTTPHead(w.head)
 	}
