@@ -192,6 +192,14 @@ func refParseLines(b []byte, r *Request) int {
 			if r.Traceparent == nil {
 				r.Traceparent = value
 			}
+		case EqualFold(name, "accept-encoding"):
+			if r.AcceptEncoding == nil {
+				r.AcceptEncoding = value
+			}
+		case EqualFold(name, "content-encoding"):
+			if r.ContentEncoding == nil {
+				r.ContentEncoding = value
+			}
 		}
 	}
 	if sawTE && (sawCL || r.Minor == 0) {
@@ -215,7 +223,8 @@ func refParseLines(b []byte, r *Request) int {
 func refFieldOfInterest(name []byte) bool {
 	switch len(name) {
 	case len("host"), len("expect"), len("upgrade"), len("connection"), len("content-type"),
-		len("content-length"), len("transfer-encoding"), len("sec-websocket-version"), len("authorization"), len("traceparent"):
+		len("content-length"), len("transfer-encoding"), len("sec-websocket-version"), len("authorization"), len("traceparent"),
+		len("accept-encoding"), len("content-encoding"):
 		return true
 	}
 	return false

@@ -32,13 +32,20 @@ type Request struct {
 	Host        []byte // the Host value; nil when absent (HTTP/1.0)
 	Auth        []byte // the first Authorization value; nil when absent
 	Traceparent []byte // the first W3C Trace Context traceparent value; nil when absent
-	HeadLen     int    // bytes of the head: the request line, the fields and the blank line (and empty lines before the request line)
-	BodyLen     int64  // the Content-Length, or -1 when absent
-	Minor       int    // the minor version: HTTP/1.Minor, 0 or 1
-	Chunked     bool   // Transfer-Encoding: chunked (never together with a Content-Length)
-	KeepAlive   bool   // the connection persists after the reply (HTTP/1.1 without Connection: close, or 1.0 with keep-alive)
-	Expect100   bool   // Expect: 100-continue from an HTTP/1.1 client (ignored for 1.0, RFC 9110 10.1.1)
-	ConnUpgrade bool   // Connection has the upgrade option
+	// AcceptEncoding is the first Accept-Encoding value (the codings the
+	// client takes in a reply, RFC 9110 12.5.3); nil when absent. A list
+	// split over several field lines is read from its first line alone.
+	AcceptEncoding []byte
+	// ContentEncoding is the first Content-Encoding value (the codings
+	// applied to the body, RFC 9110 8.4); nil when absent.
+	ContentEncoding []byte
+	HeadLen         int   // bytes of the head: the request line, the fields and the blank line (and empty lines before the request line)
+	BodyLen         int64 // the Content-Length, or -1 when absent
+	Minor           int   // the minor version: HTTP/1.Minor, 0 or 1
+	Chunked         bool  // Transfer-Encoding: chunked (never together with a Content-Length)
+	KeepAlive       bool  // the connection persists after the reply (HTTP/1.1 without Connection: close, or 1.0 with keep-alive)
+	Expect100       bool  // Expect: 100-continue from an HTTP/1.1 client (ignored for 1.0, RFC 9110 10.1.1)
+	ConnUpgrade     bool  // Connection has the upgrade option
 }
 
 // HasBody reports whether a body follows the head: it is chunked, or its
@@ -297,6 +304,14 @@ func parseLines(b []byte, r *Request) int {
 		case fieldTraceparent:
 			if r.Traceparent == nil {
 				r.Traceparent = value
+			}
+		case fieldAcceptEncoding:
+			if r.AcceptEncoding == nil {
+				r.AcceptEncoding = value
+			}
+		case fieldContentEncoding:
+			if r.ContentEncoding == nil {
+				r.ContentEncoding = value
 			}
 		}
 	}

@@ -57,8 +57,8 @@ func show(r http1.Request) string {
 		}
 		return fmt.Sprintf("%q", b)
 	}
-	return fmt.Sprintf("{Method:%s Target:%s ContentType:%s Upgrade:%s WSKey:%s WSVersion:%s Origin:%s Host:%s Auth:%s Traceparent:%s HeadLen:%d BodyLen:%d Minor:%d Chunked:%v KeepAlive:%v Expect100:%v ConnUpgrade:%v}",
-		q(r.Method), q(r.Target), q(r.ContentType), q(r.Upgrade), q(r.WSKey), q(r.WSVersion), q(r.Origin), q(r.Host), q(r.Auth), q(r.Traceparent),
+	return fmt.Sprintf("{Method:%s Target:%s ContentType:%s Upgrade:%s WSKey:%s WSVersion:%s Origin:%s Host:%s Auth:%s Traceparent:%s AcceptEncoding:%s ContentEncoding:%s HeadLen:%d BodyLen:%d Minor:%d Chunked:%v KeepAlive:%v Expect100:%v ConnUpgrade:%v}",
+		q(r.Method), q(r.Target), q(r.ContentType), q(r.Upgrade), q(r.WSKey), q(r.WSVersion), q(r.Origin), q(r.Host), q(r.Auth), q(r.Traceparent), q(r.AcceptEncoding), q(r.ContentEncoding),
 		r.HeadLen, r.BodyLen, r.Minor, r.Chunked, r.KeepAlive, r.Expect100, r.ConnUpgrade)
 }
 
@@ -250,7 +250,8 @@ func TestParseHead_maxHead(t *testing.T) {
 // knownFieldNames are the field names ParseHead recognises without a
 // byte-by-byte scan, in lower case.
 var knownFieldNames = []string{"host", "content-type", "content-length", "connection", "transfer-encoding", "expect",
-	"upgrade", "sec-websocket-key", "sec-websocket-version", "origin", "authorization", "traceparent", "user-agent", "accept"}
+	"upgrade", "sec-websocket-key", "sec-websocket-version", "origin", "authorization", "traceparent", "user-agent", "accept",
+	"accept-encoding", "content-encoding"}
 
 // sameAsReference fails t unless ParseHead gives in, in one piece, what
 // RefParseHead (the parser it replaced) gives.

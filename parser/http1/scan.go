@@ -93,6 +93,8 @@ const (
 	fieldOrigin
 	fieldAuthorization
 	fieldTraceparent
+	fieldAcceptEncoding
+	fieldContentEncoding
 )
 
 // knownName is a field name recognised a word at a time: the name in
@@ -141,6 +143,8 @@ var knownNames = func() (t [64]knownName) {
 		newKnownName("origin", fieldOrigin),
 		newKnownName("authorization", fieldAuthorization),
 		newKnownName("traceparent", fieldTraceparent),
+		newKnownName("accept-encoding", fieldAcceptEncoding),
+		newKnownName("content-encoding", fieldContentEncoding),
 		newKnownName("user-agent", fieldOther),
 		newKnownName("accept", fieldOther),
 	} {
@@ -249,9 +253,21 @@ func lookupField(name []byte) field {
 		if EqualFold(name, "authorization") {
 			return fieldAuthorization
 		}
+	case len("traceparent"):
+		if EqualFold(name, "traceparent") {
+			return fieldTraceparent
+		}
 	case len("content-length"):
 		if EqualFold(name, "content-length") {
 			return fieldContentLength
+		}
+	case len("accept-encoding"):
+		if EqualFold(name, "accept-encoding") {
+			return fieldAcceptEncoding
+		}
+	case len("content-encoding"):
+		if EqualFold(name, "content-encoding") {
+			return fieldContentEncoding
 		}
 	case len("transfer-encoding"): // and sec-websocket-key
 		switch {
