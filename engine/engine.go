@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,8 @@ type Engine struct {
 	opts    Options        // immutable after New
 	workers *pool.Workers  // runs messages that need a worker; set by Start
 	ownPool bool           // workers was made by Start
+
+	comp compression // the HTTP content codings (Options.Compression, compress.go); immutable
 
 	preflight string            // the header lines of a CORS preflight's answer (Options.CORS); immutable
 	corsLines map[string]string // by Access-Control-Allow-Origin value (an origin of Options.CORS, or "*"), the CORS header lines of a reply; immutable
@@ -85,7 +88,8 @@ var ErrNotRunning = errors.New("jetrpc: engine not running")
 // New returns an engine serving t. It does not listen yet. It panics if
 // Options.Workers is the table's own pool (t.Workers()): a message on a
 // worker waits for its batch elements on the table's pool, and sharing
-// one pool could deadlock.
+// one pool could deadlock; and if Options.Compression names a coding
+// other than gzip and zstd.
 func New(t *handler.Table, opts ...Option) *Engine {
 	e := &Engine{table: t, conns: map[*conn]struct{}{}, waiters: map[*conn]struct{}{}, loops: map[gnet.EventLoop]*loopState{}, stopped: make(chan struct{})}
 	for _, o := range opts {
@@ -97,6 +101,12 @@ func New(t *handler.Table, opts ...Option) *Engine {
 		panic("jetrpc: engine.New: Options.Workers is the table's own pool (handler.Table.Workers); give the engine a pool of its own, or none")
 	}
 	e.workers = e.opts.Workers
+	for _, name := range e.opts.Compression {
+		if _, ok := codingOf([]byte(name)); !ok {
+			panic("jetrpc: engine.New: Options.Compression: unknown coding " + strconv.Quote(name) + " (want gzip or zstd)")
+		}
+	}
+	e.comp = newCompression(e.opts.Compression, e.opts.CompressionMinSize)
 	if e.opts.CORS.Enabled() {
 		e.preflight = e.opts.CORS.PreflightHeaders()
 		e.corsLines = make(map[string]string, len(e.opts.CORS.Origins))

@@ -38,6 +38,9 @@ type httpCodec struct {
 	head      []byte    // req's head: a view of the input during serve, or headBuf while its body arrives
 	headBuf   []byte    // a copy of the head of a request whose body arrives in later reads
 	corsLines string    // the CORS header lines of req's replies (Engine.corsLines), or ""
+	enc       coding    // the coding of req's reply (its Accept-Encoding), decided from its head
+	dec       coding    // the coding of req's body (its Content-Encoding)
+	badCoding bool      // req's Content-Encoding is not one the engine takes: 415
 	hostOK    []byte    // the last Host allowed (Options.Hosts), a copy; empty when none yet
 	auth      authCache // the Authorizer's last answer that holds for the same Authorization (access.go)
 	cors      corsCache // the last Origin's CORS answer (access.go)
@@ -65,6 +68,10 @@ const (
 	tagFramed                // the job holds a whole response, framed when it was held
 )
 
+// tagCodingShift: a job's tag holds, from this bit, the coding of its
+// reply (two bits).
+const tagCodingShift = 3
+
 func (h *httpCodec) open(*conn) {}
 
 func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
@@ -87,6 +94,15 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			if len(r.Origin) > 0 && e.opts.CORS.Enabled() {
 				h.corsLines = h.corsLinesOf(c, r.Origin)
 			}
+			h.enc, h.dec, h.badCoding = codingIdentity, codingIdentity, false
+			if e.comp.on() {
+				h.enc = e.comp.negotiate(r.AcceptEncoding)
+			}
+			if r.ContentEncoding != nil {
+				var ok bool
+				h.dec, ok = e.comp.bodyCoding(r.ContentEncoding)
+				h.badCoding = !ok
+			}
 			if isWSUpgrade(c, r) {
 				if h.upgrade = h.pending(); h.upgrade {
 					return out, off, nil // the replies to earlier requests go first
@@ -101,7 +117,7 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			}
 			off += r.HeadLen
 			c.clearPartial()
-			if string(r.Method) != "POST" || !httprules.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !h.hostAllowed(c, r) || h.originRefused(c, r) {
+			if string(r.Method) != "POST" || !httprules.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !h.hostAllowed(c, r) || h.originRefused(c, r) || h.badCoding {
 				out = h.answerHead(c, out)
 				continue
 			}
@@ -147,7 +163,11 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			msg = in[off : off+n]
 			off += n
 		}
-		out = h.call(c, out, msg)
+		if h.dec != codingIdentity {
+			out = h.callInflated(c, out, msg)
+		} else {
+			out = h.call(c, out, msg)
+		}
 		c.clearPartial()
 		h.inBody, h.sent100, h.head = false, false, nil
 		if h.body != nil {
@@ -189,6 +209,9 @@ func (h *httpCodec) answerHead(c *conn, out []byte) []byte {
 	case string(r.Method) == "POST" && !httprules.AcceptableContentType(r.ContentType):
 		h.refusedHead(c, http1.StatusUnsupportedMediaType, httprules.ReasonUnsupportedType)
 		out = appendStatus(out, http1.StatusUnsupportedMediaType, keep, r.Minor, h.corsLines)
+	case string(r.Method) == "POST" && h.badCoding:
+		h.refusedHead(c, http1.StatusUnsupportedMediaType, httprules.ReasonUnsupportedEncoding)
+		out = appendStatusText(out, http1.StatusUnsupportedMediaType, httprules.TextUnsupportedEncoding, keep, r.Minor, h.corsLines)
 	case string(r.Method) == "POST": // a body over MaxMessageSize
 		keep, why = false, closeProtocol // as a chunked body found too large is
 		e.stats.tooLarge.Add(1)
@@ -305,9 +328,12 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 	if r.Minor == 1 {
 		tag |= tagHTTP11
 	}
+	tag |= uint8(h.enc) << tagCodingShift
 	mark := len(out)
 	digits := lengthDigits(c.loop.guess.n)
-	if h.corsLines != "" && h.corsLines == h.cors.lines && keep && r.Minor == 1 {
+	if c.e.comp.on() {
+		out = appendVaryReplyHead(out, keep, r.Minor, digits, h.corsLines)
+	} else if h.corsLines != "" && h.corsLines == h.cors.lines && keep && r.Minor == 1 {
 		out = h.cors.appendReplyHead(out, digits) // the usual head with this connection's CORS lines, in one piece
 	} else {
 		out = appendReplyHead(out, keep, r.Minor, digits, h.corsLines)
@@ -320,9 +346,50 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 		h.held = append(h.held, heldReply{j: j})
 	} else {
 		c.loop.guess.note(len(out) - start)
-		out = finishReply(out, mark, start, digits, keep, r.Minor, h.corsLines)
+		if h.enc != codingIdentity && len(out)-start >= c.e.comp.min {
+			out = appendEncodedReply(out[:mark], c.loop.comp.compress(h.enc, out[start:]), h.enc, keep, r.Minor, h.corsLines)
+		} else {
+			out = finishReply(out, mark, start, digits, keep, r.Minor, h.corsLines)
+		}
 		out = h.emit(c, out, mark)
 	}
+	if !keep {
+		out = c.closeAfterFlush(out, h.closeWhy(c))
+	}
+	return out
+}
+
+// callInflated runs one request body compressed with h.dec: it is
+// inflated into a pooled buffer, at most MaxMessageSize bytes of it, and
+// run; a body that inflates past the limit is refused 413, one that does
+// not inflate 400 (its bytes were read: the connection persists).
+func (h *httpCodec) callInflated(c *conn, out, msg []byte) []byte {
+	b := pool.Requests.Get()
+	var err error
+	b.B, err = c.loop.comp.inflate(b.B[:0], h.dec, msg, c.e.opts.MaxMessageSize)
+	switch {
+	case err == errInflatedTooLarge:
+		c.e.stats.tooLarge.Add(1)
+		out = h.refuseBody(c, out, http1.StatusPayloadTooLarge)
+	case err != nil:
+		out = h.refuseBody(c, out, http1.StatusBadRequest)
+	default:
+		out = h.call(c, out, b.B)
+	}
+	pool.Requests.Put(b)
+	return out
+}
+
+// refuseBody answers a request whose body, read whole, could not be
+// taken (status 413 or 400) once its head was accepted; the connection
+// persists as the request allows.
+func (h *httpCodec) refuseBody(c *conn, out []byte, status int) []byte {
+	r := &h.req
+	keep := r.KeepAlive && c.e.serving()
+	h.refusedMalformed(c, status)
+	mark := len(out)
+	out = appendStatus(out, status, keep, r.Minor, h.corsLines)
+	out = h.emit(c, out, mark)
 	if !keep {
 		out = c.closeAfterFlush(out, h.closeWhy(c))
 	}
@@ -408,7 +475,11 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 				keep = false
 				out = c.closeAfterFlush(out, closeStopping)
 			}
-			out = appendReply(out, j.out, keep, minor, j.cors)
+			if c.e.comp.on() {
+				out = c.appendCodedReply(out, j.out, coding(j.tag>>tagCodingShift), keep, minor, j.cors)
+			} else {
+				out = appendReply(out, j.out, keep, minor, j.cors)
+			}
 		}
 		j.release()
 	}

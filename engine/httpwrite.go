@@ -146,6 +146,52 @@ func finishReply(out []byte, mark, start, digits int, keepAlive bool, minor int,
 	return out
 }
 
+// appendVaryReplyHead is appendReplyHead for an engine that compresses
+// (Options.Compression): the head says Vary: Accept-Encoding.
+func appendVaryReplyHead(dst []byte, keepAlive bool, minor, digits int, cors string) []byte {
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, cors)
+	dst = append(dst, varyAcceptEncoding...)
+	dst = append(dst, jsonLengthZeros[:len(jsonLength)+digits]...)
+	return append(dst, "\r\n\r\n"...)
+}
+
+// varyAcceptEncoding is the line of every 200 reply of an engine that
+// compresses: the reply depends on the request's Accept-Encoding.
+const varyAcceptEncoding = "Vary: Accept-Encoding\r\n"
+
+// appendEncodedReply appends a 200 reply whose JSON body, body, is
+// compressed with k.
+func appendEncodedReply(dst, body []byte, k coding, keepAlive bool, minor int, cors string) []byte {
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, cors)
+	dst = append(dst, varyAcceptEncoding...)
+	dst = append(dst, "Content-Encoding: "...)
+	dst = append(dst, k.name()...)
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, jsonLength...)
+	dst = strconv.AppendInt(dst, int64(len(body)), 10)
+	dst = append(dst, "\r\n\r\n"...)
+	return append(dst, body...)
+}
+
+// appendCodedReply is appendReply for an engine that compresses: body is
+// compressed with k (none: codingIdentity) when it is at least
+// Options.CompressionMinSize bytes, on the loop's scratch. Event loop
+// only.
+func (c *conn) appendCodedReply(dst, body []byte, k coding, keepAlive bool, minor int, cors string) []byte {
+	switch {
+	case len(body) == 0:
+		return appendReply(dst, body, keepAlive, minor, cors)
+	case k != codingIdentity && len(body) >= c.e.comp.min:
+		return appendEncodedReply(dst, c.loop.comp.compress(k, body), k, keepAlive, minor, cors)
+	}
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, cors)
+	dst = append(dst, varyAcceptEncoding...)
+	dst = append(dst, jsonLength...)
+	dst = strconv.AppendInt(dst, int64(len(body)), 10)
+	dst = append(dst, "\r\n\r\n"...)
+	return append(dst, body...)
+}
+
 // appendReply appends an HTTP reply carrying a JSON-RPC reply body, or
 // 204 No Content when body is empty.
 func appendReply(dst, body []byte, keepAlive bool, minor int, cors string) []byte {

@@ -67,6 +67,7 @@ type loopState struct {
 	out     []byte          // replies of one OnTraffic, written with one Write
 	pending handler.Pending // given to every DispatchInline: a deferred message until a job Takes it, and the dispatch's scratch between calls
 	guess   replyGuess      // the size of the last inline reply, to reserve its head
+	comp    compressor      // the HTTP compression scratch, its coders made on first use (compress.go)
 	stats   *loopStats      // the loop's counters (stats.go); shared with the private scratch of a connection finishing off the loop
 	waker   *loopWaker      // wakes the loop's connections (waker.go); nil in the private scratch of a connection finishing off the loop
 

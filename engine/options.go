@@ -103,6 +103,25 @@ type Options struct {
 	// or a value on a stream; 0 means parser.DefaultMaxSize (5 MiB).
 	// HTTP: 413. Streams: a -32600 reply, then the connection is closed.
 	MaxMessageSize int
+	// Compression lists the content codings of HTTP replies and request
+	// bodies, in the engine's order of preference: CodingGzip and
+	// CodingZstd; none (nil, the default) turns compression off, and a
+	// request then costs nothing more. A reply body of at least
+	// CompressionMinSize bytes is compressed with the coding the
+	// request's Accept-Encoding accepts with the highest q (the order
+	// here breaking ties; "gzip;q=0" refuses gzip, a client that sends no
+	// Accept-Encoding gets the body raw), and every 200 reply then says
+	// Vary: Accept-Encoding; 204, the health check, pages and refusals
+	// are never compressed. A request body whose Content-Encoding is a
+	// coding listed here is inflated, its inflated size bounded by
+	// MaxMessageSize (413 as soon as it passes it); any other
+	// Content-Encoding but identity is refused 415. New panics on a name
+	// it does not know.
+	Compression []string
+	// CompressionMinSize is the size, in bytes, of the smallest reply body
+	// compressed; 0 means DefaultCompressionMinSize. Only with
+	// Compression.
+	CompressionMinSize int
 	// MaxHeaderSize bounds an HTTP request head; 0 means
 	// DefaultMaxHeaderSize. Past it: 431 and close.
 	MaxHeaderSize int
@@ -236,6 +255,15 @@ func WithWorkers(w *pool.Workers) Option { return func(o *Options) { o.Workers =
 // WithMaxMessageSize sets Options.MaxMessageSize.
 func WithMaxMessageSize(n int) Option { return func(o *Options) { o.MaxMessageSize = n } }
 
+// WithCompression sets Options.Compression, the content codings in
+// preference order (CodingGzip, CodingZstd).
+func WithCompression(codings ...string) Option {
+	return func(o *Options) { o.Compression = codings }
+}
+
+// WithCompressionMinSize sets Options.CompressionMinSize.
+func WithCompressionMinSize(n int) Option { return func(o *Options) { o.CompressionMinSize = n } }
+
 // WithMaxHeaderSize sets Options.MaxHeaderSize.
 func WithMaxHeaderSize(n int) Option { return func(o *Options) { o.MaxHeaderSize = n } }
 
@@ -338,6 +366,9 @@ func (o *Options) fill() {
 	}
 	if o.MaxMessageSize <= 0 {
 		o.MaxMessageSize = parser.DefaultMaxSize
+	}
+	if o.CompressionMinSize <= 0 {
+		o.CompressionMinSize = DefaultCompressionMinSize
 	}
 	if o.MaxHeaderSize <= 0 {
 		o.MaxHeaderSize = DefaultMaxHeaderSize

@@ -18,14 +18,16 @@ const (
 	ReasonMethodNotAllowed = "method_not_allowed"     // 405
 	ReasonBodyTooLarge     = "body_too_large"         // 413: a body over its size limit
 	ReasonUnsupportedType  = "unsupported_media_type" // 415
-	ReasonHeadTooLarge     = "head_too_large"         // 431: a head over its size limit
-	ReasonNotImplemented   = "not_implemented"        // 501: a transfer coding other than chunked
-	ReasonBadVersion       = "version_not_supported"  // 505
-	ReasonBadUpgrade       = "bad_upgrade"            // 400, 405, 426, 505: a WebSocket handshake gobwas refused
-	ReasonMessageTooLarge  = "message_too_large"      // a WebSocket or stream message over its size limit
-	ReasonMalformed        = "malformed"              // a stream that cannot be framed
-	ReasonAddress          = "address_refused"        // a connection the engine's AcceptConn refused
-	ReasonTooManyConns     = "too_many_connections"   // a connection past the engine's MaxConns
+	// ReasonUnsupportedEncoding: 415, a Content-Encoding the server does not take.
+	ReasonUnsupportedEncoding = "unsupported_content_encoding"
+	ReasonHeadTooLarge        = "head_too_large"        // 431: a head over its size limit
+	ReasonNotImplemented      = "not_implemented"       // 501: a transfer coding other than chunked
+	ReasonBadVersion          = "version_not_supported" // 505
+	ReasonBadUpgrade          = "bad_upgrade"           // 400, 405, 426, 505: a WebSocket handshake gobwas refused
+	ReasonMessageTooLarge     = "message_too_large"     // a WebSocket or stream message over its size limit
+	ReasonMalformed           = "malformed"             // a stream that cannot be framed
+	ReasonAddress             = "address_refused"       // a connection the engine's AcceptConn refused
+	ReasonTooManyConns        = "too_many_connections"  // a connection past the engine's MaxConns
 )
 
 // ReasonOf returns the reason of an HTTP refusal with status that has

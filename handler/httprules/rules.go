@@ -143,3 +143,8 @@ const (
 	// (HostAllowed); geth's words.
 	TextHostNotAllowed = "invalid host specified\n"
 )
+
+// TextUnsupportedEncoding is the body of the 415 answering a request body
+// whose Content-Encoding the server does not take (the engine's
+// Options.Compression).
+const TextUnsupportedEncoding = "unsupported Content-Encoding\n"
