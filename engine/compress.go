@@ -195,7 +195,10 @@ func parseQ(v []byte) int {
 			scale /= 10
 		}
 	}
-	return min(n, 1000)
+	if n > 1000 {
+		return 0 // "1.5": past 1
+	}
+	return n
 }
 
 // bodyCoding returns the coding of a request body whose Content-Encoding
