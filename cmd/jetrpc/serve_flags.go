@@ -64,6 +64,7 @@ const (
 	groupJSONRPC   = "JSON-RPC"
 	groupFairUse   = "fair use (see cmd/jetrpc/README.md: Limits)"
 	groupConnLimit = "connection limits"
+	groupCompress  = "HTTP compression (see cmd/jetrpc/README.md: Compression)"
 	groupTimeouts  = "timeouts"
 	groupNodes     = "many nodes (see cmd/jetrpc/README.md: Running many nodes)"
 	groupLoops     = "event loops and workers"
@@ -155,6 +156,11 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupConnLimit, "max-output-budget", bind(&e.MaxOutputBudget, 0), anyValue, "unsent reply and server-message `bytes` of all connections together: past 3/4 of it " +
 			"the clients holding most are not read, past it they are disconnected, largest first (0: a quarter of the memory, at most 64 MiB; -1: none)"},
 
+		{groupCompress, "compression", value(codingsFlag{&e.Compression}), anyValue, "compress HTTP replies with the `codings` a client accepts (Accept-Encoding), " +
+			"comma-separated in the server's order of preference: gzip, zstd (e.g. gzip,zstd), and take request bodies sent with them " +
+			"(Content-Encoding; the inflated body bounded by --max-message). Default: off"},
+		{groupCompress, "compression-min", bind(&e.CompressionMinSize, engine.DefaultCompressionMinSize), nonNegative, "smallest reply body in `bytes` that --compression compresses"},
+
 		{groupTimeouts, "idle-timeout", bind(&e.IdleTimeout, engine.DefaultIdleTimeout), anyValue, "close connections idle this long"},
 		{groupTimeouts, "first-byte-timeout", bind(&e.FirstByteTimeout, engine.DefaultFirstByteTimeout), anyValue, "close connections that send nothing this long " +
 			"after they are accepted (negative: only the idle timeout)"},
@@ -238,6 +244,33 @@ func (c *serveFlags) check(fs *flag.FlagSet) error {
 		name, _, _ := strings.Cut(r.names, ",")
 		if err := r.rule.check(fs.Lookup(name)); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// codingsFlag is --compression: a comma-separated list of content
+// codings the engine knows (gzip, zstd), or off (none).
+type codingsFlag struct{ list *[]string }
+
+func (s codingsFlag) String() string {
+	if s.list == nil { // the flag package's zero Value
+		return ""
+	}
+	return strings.Join(*s.list, ",")
+}
+
+func (s codingsFlag) Set(v string) error {
+	*s.list = (*s.list)[:0]
+	if v == "off" || v == "none" {
+		return nil
+	}
+	for e := range strings.SplitSeq(v, ",") {
+		switch e = strings.ToLower(strings.TrimSpace(e)); e {
+		case engine.CodingGzip, engine.CodingZstd:
+			*s.list = append(*s.list, e)
+		default:
+			return fmt.Errorf("%q: not a coding jetrpc compresses with (gzip, zstd, or off)", e)
 		}
 	}
 	return nil
