@@ -278,6 +278,14 @@ func TestHTTPCompression_requestBodies(t *testing.T) {
 			t.Errorf("%s: reply differs from the raw request's", c.name)
 		}
 	}
+	// A chunked body, inflated once its last chunk is in.
+	gz := gzipped(echo)
+	chunked := "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		strconv.FormatInt(int64(len(gz)/2), 16) + "\r\n" + string(gz[:len(gz)/2]) + "\r\n" +
+		strconv.FormatInt(int64(len(gz)-len(gz)/2), 16) + "\r\n" + string(gz[len(gz)/2:]) + "\r\n0\r\n\r\n"
+	if resps := rawHTTP(t, addr, chunked, 1); len(resps) != 1 || resps[0].StatusCode != 200 || bodyOf(resps[0]) != string(want) {
+		t.Errorf("chunked gzip body: %v", resps)
+	}
 	for _, coding := range []string{"br", "gzip, zstd", "deflate"} {
 		resps := rawHTTP(t, addr, postEncoded(coding, gzipped(echo)), 1)
 		if len(resps) != 1 || resps[0].StatusCode != 415 || bodyOf(resps[0]) != "unsupported Content-Encoding\n" {

@@ -23,7 +23,12 @@
 // Prometheus exposition of engine/metrics, say) answers the page, made
 // on a worker; an HTTP/1.1 request needs exactly one Host
 // header (400 otherwise). Chunk extensions and trailers count against
-// MaxHeaderSize in all (413, 431). Over a stream each reply is followed by
+// MaxHeaderSize in all (413, 431). With Options.Compression (off by
+// default) a reply body of at least CompressionMinSize bytes is sent gzip
+// or zstd as the request's Accept-Encoding allows, and a request body
+// sent with Content-Encoding gzip or zstd is inflated within
+// MaxMessageSize (413 past it; 415 for another coding).
+// Over a stream each reply is followed by
 // "\n" and replies may come in any order.
 //
 // A client may half-close its side after its last request (shutdown
