@@ -41,7 +41,7 @@ type codec interface {
 	// none to keep).
 	swap(j, r *job)
 	// push appends a framed server message (streams and WebSocket).
-	push(out, msg []byte) []byte
+	push(c *conn, out, msg []byte) []byte
 	// ping appends a keep-alive probe (a WebSocket ping).
 	ping(out []byte) []byte
 	// goodbye appends what the protocol says before the server closes

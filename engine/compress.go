@@ -20,6 +20,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
@@ -227,10 +228,13 @@ type compressor struct {
 	zw   *zstd.Encoder
 	gr   *gzip.Reader
 	zr   *zstd.Decoder
-	zrW  int          // the window zr was made for
-	src  bytes.Reader // the body being inflated
-	out  appendWriter // the compressed reply; valid until the next compress
-	grOK bool         // gr has been given a first stream (gzip.NewReader needs one)
+	zrW  int           // the window zr was made for
+	src  bytes.Reader  // the body being inflated
+	out  appendWriter  // the compressed reply; valid until the next compress
+	grOK bool          // gr has been given a first stream (gzip.NewReader needs one)
+	fw   *flate.Writer // permessage-deflate's compressor (wsdeflate.go)
+	fr   io.ReadCloser // permessage-deflate's decompressor, a flate.Resetter
+	tail tailReader    // the message being inflated, with its tail put back
 }
 
 // maxCompressBuf: a compressor keeps a reply buffer up to this size;
@@ -315,6 +319,13 @@ func (z *compressor) inflate(dst []byte, k coding, body []byte, limit int) ([]by
 	default:
 		return append(dst, body...), nil
 	}
+	return readLimited(dst, r, limit)
+}
+
+// readLimited appends what r yields to dst until io.EOF, reading no
+// further than limit bytes: it returns errInflatedTooLarge as soon as r
+// yields more (dst then holds at most limit+1 bytes of it), or r's error.
+func readLimited(dst []byte, r io.Reader, limit int) ([]byte, error) {
 	start := len(dst)
 	for {
 		end := min(cap(dst), start+limit+1) // a read stops one byte past the limit

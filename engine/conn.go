@@ -320,7 +320,7 @@ func (c *conn) closeAfterFlush(out []byte, why closeReason) []byte {
 	c.closing = why
 	if c.codec != nil {
 		if why == closeStopping && c.e.notice != nil {
-			out = c.codec.push(out, c.e.notice) // HTTP cannot push: nothing
+			out = c.codec.push(c, out, c.e.notice) // HTTP cannot push: nothing
 		}
 		out = c.codec.goodbye(c, out, why)
 	}

@@ -489,7 +489,7 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 	return out
 }
 
-func (h *httpCodec) push(out, _ []byte) []byte { return out } // Send refuses: HTTP cannot push
+func (h *httpCodec) push(_ *conn, out, _ []byte) []byte { return out } // Send refuses: HTTP cannot push
 
 func (h *httpCodec) ping(out []byte) []byte { return out }
 

@@ -119,9 +119,22 @@ type Options struct {
 	// it does not know.
 	Compression []string
 	// CompressionMinSize is the size, in bytes, of the smallest reply body
+	// compressed, and of the smallest WebSocket reply or server message
 	// compressed; 0 means DefaultCompressionMinSize. Only with
-	// Compression.
+	// Compression or WSCompression.
 	CompressionMinSize int
+	// WSCompression, when set, negotiates WebSocket permessage-deflate
+	// (RFC 7692) with clients that offer it, always without context
+	// takeover either way (the answer says server_no_context_takeover
+	// and client_no_context_takeover): each message is compressed on
+	// its own, on the event loop, and a connection keeps no compression
+	// memory between messages. A reply or server message of at least
+	// CompressionMinSize bytes is then sent compressed when that makes it
+	// smaller; a compressed message from the client is inflated, its
+	// inflated size bounded by MaxMessageSize (close 1009 as soon as it
+	// passes it). Off by default: no offer is answered, and a frame with
+	// RSV1 set closes the connection (1002).
+	WSCompression bool
 	// MaxHeaderSize bounds an HTTP request head; 0 means
 	// DefaultMaxHeaderSize. Past it: 431 and close.
 	MaxHeaderSize int
@@ -260,6 +273,9 @@ func WithMaxMessageSize(n int) Option { return func(o *Options) { o.MaxMessageSi
 func WithCompression(codings ...string) Option {
 	return func(o *Options) { o.Compression = codings }
 }
+
+// WithWSCompression sets Options.WSCompression.
+func WithWSCompression(on bool) Option { return func(o *Options) { o.WSCompression = on } }
 
 // WithCompressionMinSize sets Options.CompressionMinSize.
 func WithCompressionMinSize(n int) Option { return func(o *Options) { o.CompressionMinSize = n } }

@@ -231,7 +231,7 @@ func (c *conn) drainPushes(out []byte) []byte {
 		if p.barrier >= low || unsent+len(out) > limit {
 			break
 		}
-		out = c.codec.push(out, p.buf.B)
+		out = c.codec.push(c, out, p.buf.B)
 		c.loop.stats.pushes.Add(1)
 		moved += int64(len(p.buf.B))
 		m.pushHead = p.next

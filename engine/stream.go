@@ -124,7 +124,7 @@ func (s *streamCodec) reply(_ *conn, out []byte, j *job) []byte {
 
 func (s *streamCodec) swap(_, _ *job) {} // replies go as they come
 
-func (s *streamCodec) push(out, msg []byte) []byte {
+func (s *streamCodec) push(_ *conn, out, msg []byte) []byte {
 	out = append(out, msg...)
 	return append(out, '\n')
 }

@@ -11,7 +11,9 @@ package engine
 // it lies — no copy, no allocation. Only a fragmented message is gathered
 // into a pooled buffer. Every reply and every push goes out as an
 // unmasked text frame, whatever the opcode of the request: JSON is UTF-8,
-// and a browser hands a binary message to onmessage as a Blob.
+// and a browser hands a binary message to onmessage as a Blob. With
+// Options.WSCompression, permessage-deflate is negotiated at the upgrade
+// and messages are inflated and compressed as wsdeflate.go says.
 
 import (
 	"bytes"
@@ -34,7 +36,12 @@ type wsCodec struct {
 	frag   *pool.Buffer // its payload so far
 	want   int          // the size of a frame still arriving
 	closed bool         // a close frame went out: nothing may follow
-	head   []byte       // the upgrade request's head: the call metadata of the connection's calls
+	// deflate: permessage-deflate was negotiated (wsdeflate.go); set at
+	// the upgrade. fragZ: the fragmented message being gathered is
+	// compressed. Both in the padding after closed: no byte more per
+	// connection.
+	deflate, fragZ bool
+	head           []byte // the upgrade request's head: the call metadata of the connection's calls
 }
 
 var wsCodecs = sync.Pool{New: func() any { return new(wsCodec) }}
@@ -69,11 +76,16 @@ func upgradeWS(c *conn, out, head []byte, r *http1.Request) ([]byte, codec) {
 			u.Protocol = func(p []byte) bool { return string(p) == pick }
 		}
 	}
+	var offer deflateOffer
+	if c.e.opts.WSCompression {
+		u.Negotiate = offer.negotiate
+	}
 	if _, err := u.Upgrade(rw); err != nil {
 		c.refusedUpgrade(err)
 		return c.closeAfterFlush(out, closeProtocol), nil // gobwas wrote the refusal (400, 426)
 	}
 	w := wsCodecs.Get().(*wsCodec)
+	w.deflate = offer.accepted
 	w.head = append(w.head[:0], head...) // the upgrade's head is the connection's call metadata
 	var scan http1.HeadScan
 	var copied http1.Request                                                    // the Meta keeps views of w.head, not the Request: nothing more per connection
@@ -134,6 +146,18 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 		if w.fragOp != 0 {
 			state |= ws.StateFragmented
 		}
+		compressed := false
+		if w.deflate {
+			// RSV1 marks a compressed message, on its first frame only
+			// (RFC 7692 6): never on a continuation or a control frame.
+			state |= ws.StateExtended
+			if h.Rsv != 0 {
+				if h.Rsv != 4 || h.OpCode != ws.OpText && h.OpCode != ws.OpBinary {
+					return w.close(c, out, ws.StatusProtocolError, "unexpected RSV bits", closeProtocol), len(in), nil
+				}
+				compressed = true
+			}
+		}
 		if err := ws.CheckHeader(h, state); err != nil {
 			return w.close(c, out, ws.StatusProtocolError, err.Error(), closeProtocol), len(in), nil
 		}
@@ -162,7 +186,7 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 		off += n
 		switch h.OpCode {
 		case ws.OpPing:
-			out = appendWSFrame(out, ws.OpPong, payload)
+			out = appendWSFrame(out, ws.OpPong, false, payload)
 		case ws.OpPong:
 			// Input: the timers already saw it.
 		case ws.OpClose:
@@ -185,12 +209,17 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			return w.close(c, out, code, reason, why), len(in), nil
 		case ws.OpText, ws.OpBinary:
 			if !h.Fin {
-				w.fragOp = h.OpCode
+				w.fragOp, w.fragZ = h.OpCode, compressed
 				w.frag = pool.Requests.Get()
 				w.frag.B = append(w.frag.B, payload...)
 				continue
 			}
-			if out = w.message(c, out, h.OpCode, payload); c.closing != notClosing {
+			if compressed {
+				out = w.inflated(c, out, h.OpCode, payload)
+			} else {
+				out = w.message(c, out, h.OpCode, payload)
+			}
+			if c.closing != notClosing {
 				return out, len(in), nil
 			}
 		case ws.OpContinuation:
@@ -198,9 +227,13 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			if !h.Fin {
 				continue
 			}
-			op, msg := w.fragOp, w.frag
-			w.fragOp, w.frag = 0, nil
-			out = w.message(c, out, op, msg.B)
+			op, msg, z := w.fragOp, w.frag, w.fragZ
+			w.fragOp, w.frag, w.fragZ = 0, nil, false
+			if z {
+				out = w.inflated(c, out, op, msg.B)
+			} else {
+				out = w.message(c, out, op, msg.B)
+			}
 			pool.Requests.Put(msg)
 			if c.closing != notClosing {
 				return out, len(in), nil
@@ -208,6 +241,28 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 		}
 	}
 	return out, off, nil
+}
+
+// inflated serves one complete compressed message, z: inflated into a
+// pooled buffer, never past the message limit (the connection is closed
+// 1009 as soon as it would pass it, 1007 for data that is not deflate).
+func (w *wsCodec) inflated(c *conn, out []byte, op ws.OpCode, z []byte) []byte {
+	e := c.e
+	b := pool.Requests.Get()
+	var err error
+	b.B, err = c.loop.comp.inflateMessage(b.B[:0], z, e.opts.MaxMessageSize)
+	switch {
+	case err == errInflatedTooLarge:
+		e.stats.tooLarge.Add(1)
+		c.refused(0, httprules.ReasonMessageTooLarge)
+		out = w.close(c, out, ws.StatusMessageTooBig, "message exceeds the size limit", closeProtocol)
+	case err != nil:
+		out = w.close(c, out, ws.StatusInvalidFramePayloadData, "compressed message is not valid deflate", closeProtocol)
+	default:
+		out = w.message(c, out, op, b.B)
+	}
+	pool.Requests.Put(b)
+	return out
 }
 
 // message serves one complete WebSocket message; its reply is a text
@@ -226,6 +281,12 @@ func (w *wsCodec) message(c *conn, out []byte, op ws.OpCode, msg []byte) []byte 
 		out = out[:mark] // on a worker, or a notification
 	default:
 		c.loop.guess.note(n)
+		if w.deflate && n >= c.e.opts.CompressionMinSize {
+			if z := c.loop.comp.deflateMessage(out[start:]); len(z) < n {
+				out = appendWSFrame(out[:mark], ws.OpText, true, z)
+				break
+			}
+		}
 		if real := wsHeaderLen(n); real != hl {
 			out = moveBody(out, start, mark+real)
 			hl = real
@@ -252,7 +313,7 @@ func (w *wsCodec) close(c *conn, out []byte, code ws.StatusCode, reason string, 
 		}
 		binary.BigEndian.PutUint16(p[:2], uint16(code))
 		n := 2 + copy(p[2:], reason)
-		out = appendWSFrame(out, ws.OpClose, p[:n])
+		out = appendWSFrame(out, ws.OpClose, false, p[:n])
 		c.mail.shut.Store(true)
 		c.cancel()
 	}
@@ -263,9 +324,9 @@ func (w *wsCodec) ready(c *conn) bool { return w.want == 0 || c.gc.InboundBuffer
 
 func (w *wsCodec) blocked(*conn) bool { return false }
 
-func (w *wsCodec) reply(_ *conn, out []byte, j *job) []byte {
+func (w *wsCodec) reply(c *conn, out []byte, j *job) []byte {
 	if len(j.out) > 0 && !w.closed {
-		out = appendWSFrame(out, ws.OpText, j.out)
+		out = w.appendText(c, out, j.out)
 	}
 	j.release()
 	return out
@@ -273,14 +334,27 @@ func (w *wsCodec) reply(_ *conn, out []byte, j *job) []byte {
 
 func (w *wsCodec) swap(_, _ *job) {} // replies go as they come
 
-func (w *wsCodec) push(out, msg []byte) []byte {
+func (w *wsCodec) push(c *conn, out, msg []byte) []byte {
 	if w.closed {
 		return out // nothing follows a close frame: dropped
 	}
-	return appendWSFrame(out, ws.OpText, msg) // Send made sure it is UTF-8
+	return w.appendText(c, out, msg) // Send made sure it is UTF-8
 }
 
-func (w *wsCodec) ping(out []byte) []byte { return appendWSFrame(out, ws.OpPing, nil) }
+// appendText appends msg as a text message: compressed, with RSV1 set,
+// when the connection negotiated permessage-deflate, msg is at least
+// Options.CompressionMinSize long and compressing makes it smaller; raw
+// otherwise. Event loop only.
+func (w *wsCodec) appendText(c *conn, out, msg []byte) []byte {
+	if w.deflate && len(msg) >= c.e.opts.CompressionMinSize {
+		if z := c.loop.comp.deflateMessage(msg); len(z) < len(msg) {
+			return appendWSFrame(out, ws.OpText, true, z)
+		}
+	}
+	return appendWSFrame(out, ws.OpText, false, msg)
+}
+
+func (w *wsCodec) ping(out []byte) []byte { return appendWSFrame(out, ws.OpPing, false, nil) }
 
 func (w *wsCodec) goodbye(c *conn, out []byte, why closeReason) []byte {
 	switch why {
@@ -379,11 +453,15 @@ func putWSHeader(h []byte, op ws.OpCode, n int) {
 	}
 }
 
-// appendWSFrame appends an unmasked final frame.
-func appendWSFrame(out []byte, op ws.OpCode, payload []byte) []byte {
+// appendWSFrame appends an unmasked final frame, with RSV1 set when
+// compressed (a permessage-deflate message).
+func appendWSFrame(out []byte, op ws.OpCode, compressed bool, payload []byte) []byte {
 	var h [10]byte
 	hl := wsHeaderLen(len(payload))
 	putWSHeader(h[:hl], op, len(payload))
+	if compressed {
+		h[0] |= 0x40
+	}
 	out = append(out, h[:hl]...)
 	return append(out, payload...)
 }

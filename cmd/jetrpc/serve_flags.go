@@ -64,7 +64,7 @@ const (
 	groupJSONRPC   = "JSON-RPC"
 	groupFairUse   = "fair use (see cmd/jetrpc/README.md: Limits)"
 	groupConnLimit = "connection limits"
-	groupCompress  = "HTTP compression (see cmd/jetrpc/README.md: Compression)"
+	groupCompress  = "HTTP and WebSocket compression (see cmd/jetrpc/README.md: Compression)"
 	groupTimeouts  = "timeouts"
 	groupNodes     = "many nodes (see cmd/jetrpc/README.md: Running many nodes)"
 	groupLoops     = "event loops and workers"
@@ -159,7 +159,10 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupCompress, "compression", value(codingsFlag{&e.Compression}), anyValue, "compress HTTP replies with the `codings` a client accepts (Accept-Encoding), " +
 			"comma-separated in the server's order of preference: gzip, zstd (e.g. gzip,zstd), and take request bodies sent with them " +
 			"(Content-Encoding; the inflated body bounded by --max-message). Default: off"},
-		{groupCompress, "compression-min", bind(&e.CompressionMinSize, engine.DefaultCompressionMinSize), nonNegative, "smallest reply body in `bytes` that --compression compresses"},
+		{groupCompress, "compression-min", bind(&e.CompressionMinSize, engine.DefaultCompressionMinSize), nonNegative, "smallest reply body in `bytes` that --compression compresses " +
+			"(and smallest WebSocket message that --ws-compression compresses)"},
+		{groupCompress, "ws-compression", bind(&e.WSCompression, false), anyValue, "negotiate WebSocket permessage-deflate (RFC 7692, without context takeover) " +
+			"with clients that offer it; inflated messages bounded by --max-message. Default: off"},
 
 		{groupTimeouts, "idle-timeout", bind(&e.IdleTimeout, engine.DefaultIdleTimeout), anyValue, "close connections idle this long"},
 		{groupTimeouts, "first-byte-timeout", bind(&e.FirstByteTimeout, engine.DefaultFirstByteTimeout), anyValue, "close connections that send nothing this long " +

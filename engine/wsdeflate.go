@@ -1,0 +1,140 @@
+package engine
+
+// NOTE: WebSocket permessage-deflate (RFC 7692), the compression of the
+// WebSocket codec (ws.go). With Options.WSCompression on, the upgrade
+// answers a client's first acceptable permessage-deflate offer
+// (deflateOffer.negotiate, parsed by gobwas/ws's wsflate) with both
+// server_no_context_takeover and client_no_context_takeover: every
+// message is compressed and inflated on its own, with no window kept
+// between messages, so a connection that negotiated it holds no memory
+// for it — its wsCodec has a flag, in padding it already had. The coders
+// are the event loop's (compressor, compress.go: a flate.Writer and a
+// flate reader made on first use and reset per message). A message with
+// RSV1 set is inflated, its tail (0x00 0x00 0xff 0xff, RFC 7692 7.2.2)
+// put back by tailReader, into a pooled buffer, bounded by
+// Options.MaxMessageSize while it inflates (readLimited); a text reply or
+// server message of at least Options.CompressionMinSize bytes goes out
+// compressed, with RSV1 set and the tail removed, when that makes it
+// smaller, and raw otherwise.
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/gobwas/httphead"
+	"github.com/gobwas/ws/wsflate"
+	"github.com/klauspost/compress/flate"
+)
+
+// wsDeflateLevel is the level replies are compressed at: the fastest,
+// as for gzip (compress.go's gzipLevel, measured there on the same
+// deflate): as small as the slower levels within a few per cent.
+const wsDeflateLevel = flate.BestSpeed
+
+// wsDeflateResponse is the extension the engine answers an accepted
+// offer with. RFC 7692 7.1.1.1 and 7.1.1.2: a server may declare
+// client_no_context_takeover whether or not the client offered it.
+var wsDeflateResponse = wsflate.Parameters{ServerNoContextTakeover: true, ClientNoContextTakeover: true}.Option()
+
+// deflateOffer is the state of one handshake's permessage-deflate
+// negotiation: whether an offer was accepted.
+type deflateOffer struct{ accepted bool }
+
+// negotiate is ws.Upgrader's Negotiate: it accepts the first
+// permessage-deflate offer it can meet and declines (a zero option, no
+// error: the handshake goes on without it) any other. An offer with a
+// parameter it does not know, or a malformed or repeated one, is
+// declined (RFC 7692 7.1); so is one with server_max_window_bits under
+// 15 (flate's window is 32 KiB, and a reply may refer that far back in
+// itself). client_max_window_bits, in any form, is met: the engine's
+// inflater takes any window, so it is not answered.
+func (d *deflateOffer) negotiate(opt httphead.Option) (httphead.Option, error) {
+	if d.accepted || !bytes.Equal(opt.Name, wsflate.ExtensionNameBytes) {
+		return httphead.Option{}, nil
+	}
+	var p wsflate.Parameters
+	if p.Parse(opt) != nil {
+		return httphead.Option{}, nil
+	}
+	if p.ServerMaxWindowBits.Defined() && p.ServerMaxWindowBits < 15 {
+		return httphead.Option{}, nil
+	}
+	d.accepted = true
+	return wsDeflateResponse, nil
+}
+
+// deflateTail is what a sender removes from the end of a compressed
+// message (an empty stored block, RFC 7692 7.2.1), followed by an empty
+// final stored block so that the inflater ends with io.EOF.
+var deflateTail = [...]byte{0x00, 0x00, 0xff, 0xff, 0x01, 0x00, 0x00, 0xff, 0xff}
+
+// tailReader reads b, then deflateTail: a compressed message as flate
+// wants it, without a copy. It is a flate.Reader (io.ByteReader too), so
+// that the inflater reads it without a bufio.Reader of its own.
+type tailReader struct {
+	b []byte // what is left of the message
+	t int    // how much of deflateTail was read
+}
+
+func (r *tailReader) Read(p []byte) (int, error) {
+	if len(r.b) > 0 {
+		n := copy(p, r.b)
+		r.b = r.b[n:]
+		return n, nil
+	}
+	if r.t < len(deflateTail) {
+		n := copy(p, deflateTail[r.t:])
+		r.t += n
+		return n, nil
+	}
+	return 0, io.EOF
+}
+
+func (r *tailReader) ReadByte() (byte, error) {
+	if len(r.b) > 0 {
+		c := r.b[0]
+		r.b = r.b[1:]
+		return c, nil
+	}
+	if r.t < len(deflateTail) {
+		r.t++
+		return deflateTail[r.t-1], nil
+	}
+	return 0, io.EOF
+}
+
+// deflateMessage returns msg compressed as a permessage-deflate message
+// without context takeover: a fresh stream, flushed, its tail removed.
+// The returned bytes are valid until the next compress or deflateMessage
+// and must not be modified; copy them to keep them. Event loop only.
+func (z *compressor) deflateMessage(msg []byte) []byte {
+	if cap(z.out.b) > maxCompressBuf {
+		z.out.b = nil
+	}
+	z.out.b = z.out.b[:0]
+	if z.fw == nil {
+		z.fw, _ = flate.NewWriter(&z.out, wsDeflateLevel) // the level is valid
+	} else {
+		z.fw.Reset(&z.out)
+	}
+	_, _ = z.fw.Write(msg) // appendWriter never fails
+	_ = z.fw.Flush()
+	return bytes.TrimSuffix(z.out.b, deflateTail[:4])
+}
+
+// inflateMessage appends msg, a permessage-deflate message whose tail was
+// removed, inflated, to dst, reading no further than limit bytes of it:
+// errInflatedTooLarge as soon as it would pass limit (dst then holds at
+// most limit+1 bytes), or flate's error for data that is not deflate.
+// msg is not kept. Event loop only.
+func (z *compressor) inflateMessage(dst, msg []byte, limit int) ([]byte, error) {
+	z.tail = tailReader{b: msg}
+	if z.fr == nil {
+		z.fr = flate.NewReader(&z.tail)
+	} else {
+		_ = z.fr.(flate.Resetter).Reset(&z.tail, nil) // never fails
+	}
+	dst, err := readLimited(dst, z.fr, limit)
+	z.tail.b = nil // not kept: msg may be gnet's buffer
+	return dst, err
+}
