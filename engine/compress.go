@@ -235,10 +235,12 @@ type compressor struct {
 	fw   *flate.Writer // permessage-deflate's compressor (wsdeflate.go)
 	fr   io.ReadCloser // permessage-deflate's decompressor, a flate.Resetter
 	tail tailReader    // the message being inflated, with its tail put back
+	in   []byte        // the inflated message; valid until the next inflateMessage
 }
 
-// maxCompressBuf: a compressor keeps a reply buffer up to this size;
-// a larger one is dropped after use.
+// maxCompressBuf: a compressor keeps a reply buffer, and an inflated
+// WebSocket message's, up to this size; a larger one is dropped after
+// use.
 const maxCompressBuf = 1 << 20
 
 // appendWriter is an io.Writer that appends to b.

@@ -243,26 +243,23 @@ func (w *wsCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 	return out, off, nil
 }
 
-// inflated serves one complete compressed message, z: inflated into a
-// pooled buffer, never past the message limit (the connection is closed
-// 1009 as soon as it would pass it, 1007 for data that is not deflate).
+// inflated serves one complete compressed message, z: inflated into the
+// loop's inflate buffer, never past the message limit (the connection is
+// closed 1009 as soon as it would pass it, 1007 for data that is not
+// deflate). The message is served from there before anything else
+// inflates, as one read in place is from gnet's buffer.
 func (w *wsCodec) inflated(c *conn, out []byte, op ws.OpCode, z []byte) []byte {
 	e := c.e
-	b := pool.Requests.Get()
-	var err error
-	b.B, err = c.loop.comp.inflateMessage(b.B[:0], z, e.opts.MaxMessageSize)
+	msg, err := c.loop.comp.inflateMessage(z, e.opts.MaxMessageSize)
 	switch {
 	case err == errInflatedTooLarge:
 		e.stats.tooLarge.Add(1)
 		c.refused(0, httprules.ReasonMessageTooLarge)
-		out = w.close(c, out, ws.StatusMessageTooBig, "message exceeds the size limit", closeProtocol)
+		return w.close(c, out, ws.StatusMessageTooBig, "message exceeds the size limit", closeProtocol)
 	case err != nil:
-		out = w.close(c, out, ws.StatusInvalidFramePayloadData, "compressed message is not valid deflate", closeProtocol)
-	default:
-		out = w.message(c, out, op, b.B)
+		return w.close(c, out, ws.StatusInvalidFramePayloadData, "compressed message is not valid deflate", closeProtocol)
 	}
-	pool.Requests.Put(b)
-	return out
+	return w.message(c, out, op, msg)
 }
 
 // message serves one complete WebSocket message; its reply is a text

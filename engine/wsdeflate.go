@@ -11,7 +11,8 @@ package engine
 // are the event loop's (compressor, compress.go: a flate.Writer and a
 // flate reader made on first use and reset per message). A message with
 // RSV1 set is inflated, its tail (0x00 0x00 0xff 0xff, RFC 7692 7.2.2)
-// put back by tailReader, into a pooled buffer, bounded by
+// put back by tailReader, into the loop's inflate buffer (kept up to
+// 1 MiB, as the compressed reply's is), bounded by
 // Options.MaxMessageSize while it inflates (readLimited); a text reply or
 // server message of at least Options.CompressionMinSize bytes goes out
 // compressed, with RSV1 set and the tail removed, when that makes it
@@ -122,19 +123,25 @@ func (z *compressor) deflateMessage(msg []byte) []byte {
 	return bytes.TrimSuffix(z.out.b, deflateTail[:4])
 }
 
-// inflateMessage appends msg, a permessage-deflate message whose tail was
-// removed, inflated, to dst, reading no further than limit bytes of it:
-// errInflatedTooLarge as soon as it would pass limit (dst then holds at
-// most limit+1 bytes), or flate's error for data that is not deflate.
-// msg is not kept. Event loop only.
-func (z *compressor) inflateMessage(dst, msg []byte, limit int) ([]byte, error) {
+// inflateMessage returns msg, a permessage-deflate message whose tail
+// was removed, inflated into the compressor's inflate buffer, reading no
+// further than limit bytes of it: errInflatedTooLarge as soon as it would
+// pass limit (the buffer then holds at most limit+1 bytes), or flate's
+// error for data that is not deflate. msg is not kept. The returned bytes
+// are valid until the next inflateMessage and must not be modified; copy
+// them to keep them. Event loop only.
+func (z *compressor) inflateMessage(msg []byte, limit int) ([]byte, error) {
 	z.tail = tailReader{b: msg}
 	if z.fr == nil {
 		z.fr = flate.NewReader(&z.tail)
 	} else {
 		_ = z.fr.(flate.Resetter).Reset(&z.tail, nil) // never fails
 	}
-	dst, err := readLimited(dst, z.fr, limit)
+	if cap(z.in) > maxCompressBuf {
+		z.in = nil // a large message's buffer is not kept
+	}
+	var err error
+	z.in, err = readLimited(z.in[:0], z.fr, limit)
 	z.tail.b = nil // not kept: msg may be gnet's buffer
-	return dst, err
+	return z.in, err
 }
