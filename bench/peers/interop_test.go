@@ -34,13 +34,13 @@ func serve(t *testing.T) (tcpAddr, unixPath string) {
 
 // serveTable is serve that also returns the engine's method table, for
 // counting live subscriptions.
-func serveTable(t *testing.T) (tab *handler.Table, tcpAddr, unixPath string) {
+func serveTable(t *testing.T, opts ...engine.Option) (tab *handler.Table, tcpAddr, unixPath string) {
 	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
 	tab = handler.NewTable(handler.WithLogger(quiet))
 	demo.Register(tab)
 	unixPath = filepath.Join(t.TempDir(), "jetrpc.ipc")
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+unixPath), engine.WithLogger(quiet))
+	e := engine.New(tab, append([]engine.Option{engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+unixPath), engine.WithLogger(quiet)}, opts...)...)
 	if err := e.Start(); err != nil {
 		t.Fatal(err)
 	}

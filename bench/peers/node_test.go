@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jetrpc/jetrpc/engine"
 )
 
 const wsClientDir = "testdata/wsclient"
@@ -30,6 +32,8 @@ type wsClientSummary struct {
 	Notifications []int64 `json:"notifications"`
 	Late          int     `json:"late"`
 	Unsubscribed  bool    `json:"unsubscribed"`
+	Extensions    string  `json:"extensions"`
+	Large         int     `json:"large"`
 }
 
 // pinnedWS returns the exact ws version that package.json pins.
@@ -81,7 +85,17 @@ func runTool(t *testing.T, timeout time.Duration, dir string, name string, args 
 	return out.Bytes(), errOut.Bytes(), err
 }
 
-func TestNodeWS_client(t *testing.T) {
+func TestNodeWS_client(t *testing.T) { runNodeWSClient(t, false) }
+
+// TestNodeWS_deflate: the same client against an engine with
+// WSCompression: ws negotiates permessage-deflate (its ws.extensions
+// names it), compresses every message it sends, and a
+// 200 KB echo comes back compressed, byte for byte.
+func TestNodeWS_deflate(t *testing.T) { runNodeWSClient(t, true) }
+
+// runNodeWSClient runs testdata/wsclient/client.mjs, with --deflate
+// against an engine with WSCompression when deflate.
+func runNodeWSClient(t *testing.T, deflate bool) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skipf("SKIPPED: the Node.js WebSocket interop test needs node on PATH: %v", err)
@@ -102,9 +116,18 @@ func TestNodeWS_client(t *testing.T) {
 		}
 	}
 
-	tab, tcp, _ := serveTable(t)
+	var opts []engine.Option
+	args := []string{"client.mjs"}
+	if deflate {
+		opts = append(opts, engine.WithWSCompression(true))
+	}
+	tab, tcp, _ := serveTable(t, opts...)
 	url := "ws://" + tcp + "/"
-	out, errOut, err := runTool(t, 30*time.Second, wsClientDir, node, "client.mjs", url)
+	args = append(args, url)
+	if deflate {
+		args = append(args, "--deflate")
+	}
+	out, errOut, err := runTool(t, 30*time.Second, wsClientDir, node, args...)
 	if err != nil {
 		t.Fatalf("node client.mjs %s: %v\nstdout: %s\nstderr: %s", url, err, out, errOut)
 	}
@@ -119,7 +142,8 @@ func TestNodeWS_client(t *testing.T) {
 	}
 	if !s.OK || s.WS != want || s.Add != 3 || s.Batch != 3 ||
 		!strings.HasPrefix(s.Subscription, "0x") || len(s.Subscription) != 34 ||
-		!slices.Equal(s.Notifications, []int64{1, 2, 3}) || !s.Unsubscribed {
+		!slices.Equal(s.Notifications, []int64{1, 2, 3}) || !s.Unsubscribed ||
+		deflate != (s.Extensions == "permessage-deflate") || deflate && s.Large < 200_000 {
 		t.Fatalf("summary: %s", last)
 	}
 	t.Logf("node %s, ws %s: %s", s.Node, s.WS, last)

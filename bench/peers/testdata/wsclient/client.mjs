@@ -2,19 +2,23 @@
 // package through its browser API (addEventListener, MessageEvent.data),
 // for jetrpc's interoperability tests (bench/peers/node_test.go).
 //
-//   node client.mjs ws://127.0.0.1:PORT/
+//   node client.mjs ws://127.0.0.1:PORT/ [--deflate]
 //
 // One call (add [1,2] → 3), one batch, then clock_subscribe [5]: three
 // notifications with the subscription's id counting 1, 2, 3, and
 // clock_unsubscribe → true. On success it prints one JSON summary line
 // ({"ok":true,…}) and exits 0; on any mismatch, error or after 10 s it
-// prints why on stderr and exits 1.
+// prints why on stderr and exits 1. With --deflate (a server with
+// --ws-compression): the connection must have negotiated
+// permessage-deflate (ws offers it by default; here it compresses every
+// message it sends), and a 200 KB echo must come back byte for byte.
 
 import { createRequire } from "node:module";
 import WebSocket from "ws";
 
 const wsVersion = createRequire(import.meta.url)("ws/package.json").version;
 const url = process.argv[2];
+const deflate = process.argv[3] === "--deflate";
 if (!url) {
   fail("usage: node client.mjs ws://HOST:PORT/");
 }
@@ -44,7 +48,7 @@ async function next() {
   return item.msg;
 }
 
-const ws = new WebSocket(url);
+const ws = new WebSocket(url, deflate ? { perMessageDeflate: { threshold: 0 } } : {});
 ws.addEventListener("message", (ev) => {
   if (typeof ev.data !== "string") {
     deliver({ error: `a binary message (${ev.data.length} bytes) in reply to text` });
@@ -66,6 +70,7 @@ await new Promise((resolve) => {
   waiters.push((item) => fail(`${item.error} while connecting`)); // an error or close before open
 });
 waiters.length = 0;
+if (deflate && !ws.extensions.startsWith("permessage-deflate")) fail(`permessage-deflate not negotiated: extensions ${show(ws.extensions)}`);
 
 function send(v) {
   ws.send(JSON.stringify(v));
@@ -162,6 +167,23 @@ if (m && m.method === "clock_subscription") {
 }
 if (!isReply(m, 7) || show(m.result) !== show(["after"])) fail(`a message after the unsubscribe reply: ${show(m)}`);
 
+// 6. With --deflate: a 200 KB reply, compressed, back byte for byte.
+let large = 0;
+if (deflate) {
+  step = "echoing 200 KB";
+  const big = "jetrpc ".repeat(200_000 / 7);
+  send({ jsonrpc: "2.0", method: "echo", params: [big], id: 8 });
+  const raw = await new Promise((r) => {
+    const item = queue.shift();
+    if (item) r(item);
+    else waiters.push(r);
+  });
+  if (raw.error) fail(`${raw.error} while ${step}`);
+  const want = JSON.stringify({ jsonrpc: "2.0", result: [big], id: 8 });
+  if (raw.raw !== want) fail(`200 KB echo: ${raw.raw.length} bytes, want ${want.length}`);
+  large = raw.raw.length;
+}
+
 clearTimeout(timer);
 console.log(
   JSON.stringify({
@@ -174,6 +196,8 @@ console.log(
     notifications,
     late,
     unsubscribed: true,
+    extensions: ws.extensions,
+    large,
   }),
 );
 ws.close(1000, "done");
