@@ -69,11 +69,16 @@ type pageResult struct {
 		Add        httpOutcome `json:"add"`
 	} `json:"http"`
 	WS struct {
-		Protocol      string          `json:"protocol"`
-		Add           rpcReply        `json:"add"`
-		AdminStats    rpcReply        `json:"admin_stats"`
-		Subscribe     rpcReply        `json:"subscribe"`
-		Unsubscribe   rpcReply        `json:"unsubscribe"`
+		Protocol    string   `json:"protocol"`
+		Add         rpcReply `json:"add"`
+		AdminStats  rpcReply `json:"admin_stats"`
+		Subscribe   rpcReply `json:"subscribe"`
+		Unsubscribe rpcReply `json:"unsubscribe"`
+		Extensions  string   `json:"extensions"`
+		Large       struct {
+			OK     bool `json:"ok"`
+			Length int  `json:"length"`
+		} `json:"large"`
 		Notifications []clockNote     `json:"notifications"`
 		Unexpected    json.RawMessage `json:"unexpected"`
 		Garbage       json.RawMessage `json:"garbage"`
@@ -418,6 +423,21 @@ func TestBrowser(t *testing.T) {
 		r, raw := runPage(t, browser, origin, pageURL(origin, httpURL, wsURL), results)
 		checkFetchRefused(t, r, raw)
 		checkWS(t, r, raw)
+		if r.WS.Extensions != "" {
+			t.Errorf("WebSocket extensions %q without --ws-compression, want none\n%s", r.WS.Extensions, raw)
+		}
+	})
+
+	// Chromium offers permessage-deflate by itself: with --ws-compression
+	// the server answers it, and the 210 KB echo comes back compressed.
+	t.Run("ws-compression", func(t *testing.T) {
+		origin, results := servePage(t)
+		httpURL, wsURL := startJetrpc(t, bin, "--api-keys", keys, "--ws-compression")
+		r, raw := runPage(t, browser, origin, pageURL(origin, httpURL, wsURL), results)
+		checkWS(t, r, raw)
+		if e := r.WS.Extensions; !strings.HasPrefix(e, "permessage-deflate") || !strings.Contains(e, "client_no_context_takeover") {
+			t.Errorf("WebSocket extensions %q, want permessage-deflate without context takeover\n%s", e, raw)
+		}
 	})
 
 	t.Run("other-origin", func(t *testing.T) {
@@ -482,6 +502,9 @@ func checkWS(t *testing.T, r pageResult, raw []byte) {
 			t.Errorf("notification %d: %+v, want subscription %s result %d\n%s", i, n, id, i+1, raw)
 			break
 		}
+	}
+	if !w.Large.OK || w.Large.Length != 210000 {
+		t.Errorf("ws echo of 210 KB: %+v, want it back whole\n%s", w.Large, raw)
 	}
 	if ok := result[bool](t, "ws clock_unsubscribe", w.Unsubscribe, raw); !ok {
 		t.Errorf("clock_unsubscribe: false\n%s", raw)
