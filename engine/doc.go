@@ -27,7 +27,12 @@
 // default) a reply body of at least CompressionMinSize bytes is sent gzip
 // or zstd as the request's Accept-Encoding allows, and a request body
 // sent with Content-Encoding gzip or zstd is inflated within
-// MaxMessageSize (413 past it; 415 for another coding).
+// MaxMessageSize (413 past it; 415 for another coding). With
+// Options.WSCompression (off by default) a WebSocket client's
+// permessage-deflate offer is answered without context takeover either
+// way: replies and server messages of at least CompressionMinSize bytes
+// go out compressed, and compressed messages are inflated within
+// MaxMessageSize (close 1009 past it).
 // Over a stream each reply is followed by
 // "\n" and replies may come in any order.
 //

@@ -138,3 +138,24 @@ func TestWSDeflate_workerRepliesAndPushes(t *testing.T) {
 		t.Fatalf("worker reply %q %v", ps, zs)
 	}
 }
+
+// FuzzWSDeflateFrames feeds arbitrary bytes to a WebSocket connection
+// that negotiated permessage-deflate: the server never panics and writes only well-formed unmasked frames, those with
+// RSV1 set inflating.
+func FuzzWSDeflateFrames(f *testing.F) {
+	add := []byte(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`)
+	f.Add(compressedFrame(f, add, 0))
+	f.Add(compressedFrame(f, add, 5))
+	f.Add(compressedFrame(f, bytes.Repeat(add, 40), 0))
+	f.Add(compressedFrame(f, make([]byte, 1<<20), 0))
+	f.Add(append(clientFrame(true, ws.OpPing, []byte("x")), compressedFrame(f, add, 0)...))
+	f.Add([]byte{0xc1, 0x83, 0, 0, 0, 0, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cs, fc := wsDeflateFakeConn(t, "permessage-deflate")
+		cs.e.opts.MaxMessageSize = 1 << 16
+		fc.in = append([]byte(nil), data...)
+		cs.traffic()
+		deflateFrames(t, fc.out)
+		cs.release()
+	})
+}
