@@ -243,6 +243,15 @@ type compressor struct {
 // use.
 const maxCompressBuf = 1 << 20
 
+// resetOut empties the buffer a reply is compressed into, dropping one
+// grown past maxCompressBuf.
+func (z *compressor) resetOut() {
+	if cap(z.out.b) > maxCompressBuf {
+		z.out.b = nil
+	}
+	z.out.b = z.out.b[:0]
+}
+
 // appendWriter is an io.Writer that appends to b.
 type appendWriter struct{ b []byte }
 
@@ -255,10 +264,7 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // bytes are valid until the next compress and must not be modified; copy
 // them to keep them.
 func (z *compressor) compress(k coding, body []byte) []byte {
-	if cap(z.out.b) > maxCompressBuf {
-		z.out.b = nil
-	}
-	z.out.b = z.out.b[:0]
+	z.resetOut()
 	switch k {
 	case codingGzip:
 		if z.gz == nil {

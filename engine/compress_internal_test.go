@@ -75,3 +75,7 @@ func TestCompressor_inflateStopsAtLimit(t *testing.T) {
 		t.Errorf("exactly the limit: err %v, %d bytes", err, len(dst))
 	}
 }
+
+// BenchJSON is benchJSON (compress_bench_test.go), for the tests of
+// package engine_test.
+var BenchJSON = benchJSON

@@ -23,23 +23,9 @@ import (
 	"github.com/jetrpc/jetrpc/handler/demo"
 )
 
-// bigJSON is a JSON array of about n bytes, as a method returns it.
-func bigJSON(n int) handler.Raw {
-	b := []byte{'['}
-	for i := 0; len(b) < n; i++ {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"index":`...)
-		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, `,"hash":"0x`...)
-		b = strconv.AppendUint(b, uint64(i)*0x9e3779b97f4a7c15, 16)
-		b = append(b, `","status":"confirmed","value":`...)
-		b = strconv.AppendInt(b, int64(i*i%100003), 10)
-		b = append(b, '}')
-	}
-	return append(b, ']')
-}
+// bigJSON is a JSON array of about n bytes, as a method returns it
+// (benchJSON, the benchmarks').
+func bigJSON(n int) handler.Raw { return engine.BenchJSON(n) }
 
 // compressionTable is the demo table with "big", an inline method whose
 // result is a 100 KB array, and "big_slow", the same on a worker.

@@ -109,10 +109,7 @@ func (r *tailReader) ReadByte() (byte, error) {
 // The returned bytes are valid until the next compress or deflateMessage
 // and must not be modified; copy them to keep them. Event loop only.
 func (z *compressor) deflateMessage(msg []byte) []byte {
-	if cap(z.out.b) > maxCompressBuf {
-		z.out.b = nil
-	}
-	z.out.b = z.out.b[:0]
+	z.resetOut()
 	if z.fw == nil {
 		z.fw, _ = flate.NewWriter(&z.out, wsDeflateLevel) // the level is valid
 	} else {

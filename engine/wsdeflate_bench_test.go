@@ -43,17 +43,10 @@ func benchWSDeflate(negotiated, compressedIn bool) func(*testing.B) {
 			fc.in, fc.out = buf, fc.out[:0]
 			cs.traffic()
 		}
-		step()
-		if ps, _ := deflateFrames(b, fc.out); len(fc.in) != 0 || len(ps) != 1 || !bytes.Contains(ps[0], big[:100]) {
-			b.Fatalf("out %.200q, left %d", fc.out, len(fc.in))
-		}
-		wire := len(fc.out)
-		b.ReportAllocs()
-		b.SetBytes(int64(len(big)))
-		for b.Loop() {
-			step()
-		}
-		b.ReportMetric(float64(wire), "wire-B/op")
+		benchWire(b, step, fc, len(big), func() bool {
+			ps, _ := deflateFrames(b, fc.out)
+			return len(ps) == 1 && bytes.Contains(ps[0], big[:100])
+		})
 	}
 }
 
