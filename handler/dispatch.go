@@ -114,7 +114,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 				t.obs.kept(st)
 			}
 			later.keep(t, st, msg) // st goes with the Pending
-			if m.Kind == parser.KindSingle && st.single.timeout > 0 {
+			if m.Kind == parser.KindSingle && st.single.timeout > 0 && !st.single.streamed {
 				// A blocking call with a timeout: its deadline counts from
 				// when it came, for its caller to watch (Deadline).
 				st.deadline = later.now() + int64(st.single.timeout)

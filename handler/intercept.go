@@ -360,6 +360,9 @@ func (c *Call) afterLevel(ctx context.Context, i int, err error) {
 // replaces the answer with the error.
 func (c *Call) Answer(result Raw) {
 	c.called |= uint64(1) << c.level // the rest of the chain does not run
+	if c.st.streamed {
+		return // a streamed reply has begun to go: it cannot be replaced
+	}
 	c.answered = true
 	c.dst = c.dst[:c.start]
 	c.code, c.err, c.res = 0, nil, [2]int{}
@@ -391,6 +394,9 @@ func (c *Call) Inline() bool { return c.m == nil || c.m.inline }
 
 // refuse replaces the call's reply with err.
 func (c *Call) refuse(err error) {
+	if c.st.streamed {
+		return // a streamed reply has begun to go: it cannot be replaced
+	}
 	c.answered = true
 	c.dst = c.dst[:c.start]
 	c.code, c.err, c.res = ErrorCode(err), err, [2]int{}
@@ -532,7 +538,7 @@ func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *par
 		before := len(dst)
 		dst = m.impl.invoke(d, st, dst)
 		d.end()
-		if st.code == parser.CodeDeadline && st.err == context.DeadlineExceeded && !r.Notification {
+		if st.code == parser.CodeDeadline && st.err == context.DeadlineExceeded && !r.Notification && !st.streamed {
 			// The method gave up at its deadline: the reply says so as the
 			// one given without it would.
 			dst = appendTimeout(dst[:before], r, m)

@@ -264,6 +264,7 @@ func compileMethod[P, R any](t *Table, name string, fn func(context.Context, P) 
 // method is a registered method. Immutable but for running.
 type method struct {
 	inline    bool
+	streamed  bool // RegisterStream's: its reply may go in parts
 	ext       bool // an extension method (RegisterExtension): its name begins with "rpc."
 	checked   bool // a call must pass checks before it runs (permissions, limits, a timeout): never straight to impl
 	info      MethodInfo
@@ -301,36 +302,16 @@ func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte 
 	st.code = 0 // the outcome is this call's alone: a success leaves it so (st.err goes with a code)
 	ctx = st.enter(ctx, m.name)
 	var (
-		r     R
-		err   error
-		crash any
+		r      R
+		err    error
+		crash  any
+		reason string
 	)
-	if m.pp.fast {
-		var p P // on the stack: decode does not let it escape
-		if e := m.pp.decode(st, unsafe.Pointer(&p), req.Params); e.bad() {
-			return m.paramsError(st, dst, e)
-		}
-		r, err, crash = m.call(ctx, p)
-	} else {
-		pp := m.ppool.Get().(*P)
-		e := m.pp.decode(st, unsafe.Pointer(pp), req.Params)
-		if !e.bad() {
-			e = m.pp.decodePending(st, unsafe.Pointer(pp))
-		} else {
-			clear(st.pending)
-			st.pending = st.pending[:0]
-		}
-		if e.bad() {
-			var zero P
-			*pp = zero
-			m.ppool.Put(pp)
-			return m.paramsError(st, dst, e)
-		}
-		r, err, crash = m.call(ctx, *pp)
-		var zero P
-		*pp = zero
-		m.ppool.Put(pp)
+	var p P // on the stack: decodeParams does not let it escape
+	if e := decodeParams(st, m.pp, &m.ppool, req.Params, &p); e.bad() {
+		return m.paramsError(st, dst, e)
 	}
+	r, err, crash = m.call(ctx, p)
 	if crash != nil {
 		m.table.opts.Logger.Error("jetrpc: method panicked", "method", m.name, "panic", crash, "stack", string(debug.Stack()))
 		st.code, st.err = parser.CodeInternalError, ErrInternal
@@ -348,24 +329,7 @@ func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte 
 	start := len(dst)
 	dst = appendResultHead(dst, req.Version)
 	st.res[0] = len(dst)
-	var reason string
-	switch {
-	case m.rp.fast():
-		dst, reason = m.rp.appendFast(dst, unsafe.Pointer(&r))
-	case m.rp.pointer && *(*unsafe.Pointer)(unsafe.Pointer(&r)) == nil:
-		dst = append(dst, "null"...) // a nil pointer, as encoding/json
-	default:
-		rp := m.rpool.Get().(*R)
-		*rp = r
-		var direct any
-		if m.rp.pointer {
-			direct = *rp // pointer-shaped: no allocation
-		}
-		dst, reason = m.rp.appendSlow(st, dst, rp, direct)
-		var zero R
-		*rp = zero
-		m.rpool.Put(rp)
-	}
+	dst, reason = appendResult(st, m.rp, &m.rpool, dst, &r)
 	if reason != "" {
 		st.code, st.err, st.res = parser.CodeInternalError, ErrInternal, [2]int{}
 		return appendErrorReply(dst[:start], req.ID, req.Version, parser.CodeInternalError, "Internal error", reason, nil)
@@ -374,16 +338,70 @@ func (m *typed[P, R]) invoke(ctx context.Context, st *state, dst []byte) []byte 
 	return appendReplyTail(dst, req.ID, req.Version)
 }
 
+// decodeParams decodes raw, a request's params, into *p with pp: in
+// place when the hand-coded decoders take P, else into a *P from pool
+// (sonic's target must be on the heap), then copied to *p. It never lets
+// p escape.
+func decodeParams[P any](st *state, pp *paramsPlan, pool *sync.Pool, raw []byte, p *P) paramErr {
+	if pp.fast {
+		return pp.decode(st, unsafe.Pointer(p), raw)
+	}
+	hp := pool.Get().(*P)
+	e := pp.decode(st, unsafe.Pointer(hp), raw)
+	if !e.bad() {
+		e = pp.decodePending(st, unsafe.Pointer(hp))
+	} else {
+		clear(st.pending)
+		st.pending = st.pending[:0]
+	}
+	if !e.bad() {
+		*p = *hp
+	}
+	var zero P
+	*hp = zero
+	pool.Put(hp)
+	return e
+}
+
+// appendResult encodes *r, a result (or a streamed element) of the type
+// rp was built for, through a *R from pool when sonic or an AppendJSON
+// encodes it. It returns "" or the reason the value cannot be encoded.
+// It never lets r escape.
+func appendResult[R any](st *state, rp *resultPlan, pool *sync.Pool, dst []byte, r *R) ([]byte, string) {
+	switch {
+	case rp.fast():
+		return rp.appendFast(dst, unsafe.Pointer(r))
+	case rp.pointer && *(*unsafe.Pointer)(unsafe.Pointer(r)) == nil:
+		return append(dst, "null"...), "" // a nil pointer, as encoding/json
+	}
+	hr := pool.Get().(*R)
+	*hr = *r
+	var direct any
+	if rp.pointer {
+		direct = *hr // pointer-shaped: no allocation
+	}
+	dst, reason := rp.appendSlow(st, dst, hr, direct)
+	var zero R
+	*hr = zero
+	pool.Put(hr)
+	return dst, reason
+}
+
 // appendError answers the error a method returned (nothing for a
 // notification), recording its code as the outcome. Turning it into a
 // reply runs the error's own code (Error, Unwrap, As targets), which may
 // panic — a typed nil, say: that is the method's fault, answered as
 // such with the request's id, never the message's.
-func (m *typed[P, R]) appendError(st *state, dst []byte, err error) (out []byte) {
+func (m *typed[P, R]) appendError(st *state, dst []byte, err error) []byte {
+	return m.table.appendMethodError(m.name, st, dst, err)
+}
+
+// appendMethodError is appendError for the method name of t.
+func (t *Table) appendMethodError(name string, st *state, dst []byte, err error) (out []byte) {
 	req, start := st.req, len(dst)
 	defer func() {
 		if v := recover(); v != nil {
-			m.table.opts.Logger.Error("jetrpc: method's error panicked", "method", m.name, "panic", v)
+			t.opts.Logger.Error("jetrpc: method's error panicked", "method", name, "panic", v)
 			st.code, st.err = parser.CodeInternalError, ErrInternal
 			out = dst[:start]
 			if !req.Notification {
@@ -398,7 +416,7 @@ func (m *typed[P, R]) appendError(st *state, dst []byte, err error) (out []byte)
 	if req.Notification {
 		return dst
 	}
-	return m.table.appendHandlerError(st, dst, req, err)
+	return t.appendHandlerError(st, dst, req, err)
 }
 
 // reasonErrorPanicked is the data of the reply to a method whose error
@@ -417,6 +435,12 @@ func (m *typed[P, R]) call(ctx context.Context, p P) (r R, err error, crash any)
 }
 
 func (m *typed[P, R]) paramsError(st *state, dst []byte, e paramErr) []byte {
+	return paramsError(st, dst, e)
+}
+
+// paramsError answers the params of st.req that do not fit: -32602
+// (nothing for a notification).
+func paramsError(st *state, dst []byte, e paramErr) []byte {
 	req := st.req
 	st.code, st.err = parser.CodeInvalidParams, ErrInvalidParams
 	if req.Notification {

@@ -64,6 +64,10 @@ type state struct {
 	cur     *methodMetrics // the counters of the single request run now, when observed
 	errs    int            // the batch elements answered with an error, when observed or hooked
 
+	sink     ReplySink // where a streamed method's reply goes in parts (Pending.StreamTo); nil: built whole
+	streamed bool      // a part of the streamed reply of the call run now has gone to sink: it cannot be replaced
+	sent     int64     // the bytes of that reply gone to sink
+
 	span     SpanRef // the span of the call run now, from its tracer (Call.SetSpan); zero: none
 	batch    *Batch  // the batch whose elements run now: &batchObj, or the caller's for a segment on a worker; nil: none
 	batchObj Batch   // the Batch of the batch this state plans (trace.go)
@@ -137,6 +141,7 @@ func (st *state) reset() {
 	st.req, st.single, st.src = nil, nil, nil
 	st.err, st.cur, st.errs = nil, nil, 0
 	st.deadline = 0
+	st.sink, st.streamed, st.sent = nil, false, 0
 	st.span = SpanRef{}
 	st.resetBatch()
 	if st.cc.req != nil {

@@ -69,6 +69,13 @@ type Options struct {
 	// (5 MiB, the size of a message);
 	// negative means no limit.
 	MaxResponseSize int
+	// MaxStreamedResponseSize bounds the reply of a streamed method
+	// (RegisterStream) sent in parts: past it the result ends, flagged as
+	// failed with parser.CodeResponseTooLarge. 0 means
+	// DefaultMaxStreamedResponseSize (1 GiB); negative means no limit. A
+	// streamed result built whole (in a batch, through Dispatch) is
+	// bounded by MaxResponseSize instead.
+	MaxStreamedResponseSize int
 	// MaxBatchResponseSize bounds the replies of one batch together,
 	// error replies included: once they pass it, every remaining element
 	// is answered parser.CodeResponseTooLarge instead of its result. 0 means
@@ -204,6 +211,7 @@ func NewTable(opts ...Option) *Table {
 	}
 	limit(&t.opts.MaxResponseSize, parser.DefaultMaxSize)
 	limit(&t.opts.MaxBatchResponseSize, DefaultMaxBatchResponseSize)
+	limit(&t.opts.MaxStreamedResponseSize, DefaultMaxStreamedResponseSize)
 	limit(&t.opts.MaxSubscriptionsPerConn, DefaultMaxSubscriptionsPerConn)
 	limit(&t.opts.MaxSubscriptions, DefaultMaxSubscriptions)
 	t.limiter = ratelimit.New(t.opts.RateLimit)
@@ -279,6 +287,10 @@ type MethodInfo struct {
 	Params []string
 	// Inline is true for methods registered with Inline.
 	Inline bool
+	// Streamed is true for methods registered with RegisterStream: the
+	// result is an array of ResultType's elements, sent as it is
+	// produced.
+	Streamed bool
 	// Require lists the permissions a caller needs (Require); nil for
 	// none.
 	Require []string

@@ -75,6 +75,7 @@ func TestRunOpenRPC_bundledDocument(t *testing.T) {
 		`get_data() → true`,
 		`notify_hello() either → {"type":"null"}`,
 		`notify_sum() either → {"type":"null"}`,
+		`range(n {"type":"integer"}!) either → {"items":{"type":"integer"},"type":"array"}`,
 		`sleep(ms {"type":"integer"}!) either → {"type":"integer"}`,
 		`subtract(minuend {"type":"number"}!, subtrahend {"type":"number"}!) either → {"type":"number"}`,
 		`sum(numbers... {"type":"number"}) by-position → {"type":"number"}`,

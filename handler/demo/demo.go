@@ -6,6 +6,7 @@ package demo
 
 import (
 	"context"
+	"iter"
 	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
@@ -102,12 +103,16 @@ var getData = handler.Raw(`["hello",5]`)
 //   - sleep ({"ms":N} or [N], at most MaxSleep) → N after sleeping N ms,
 //     of the blocking class, cut short when the request is cancelled;
 //   - fail → an application error, code FailCode, with the params as data;
+//   - range ({"n":N} or [N], N ≥ 0) → the array [0, 1, …, N-1], a
+//     streamed result (handler.RegisterStream): sent as it is produced,
+//     in bounded memory, whatever N — for measuring big replies and
+//     their compression;
 //   - clock_subscribe ([intervalMs] or {"interval_ms":N}, 1 to
 //     MaxClockInterval ms) → a subscription id, then a clock_subscription
 //     notification every interval whose result counts 1, 2, 3, …;
 //     clock_unsubscribe ([id]) → true. Over WebSocket and streams only.
 //
-// Every method but sleep is registered Inline.
+// Every method but sleep and range is registered Inline.
 func Register(t *handler.Table) {
 	inline := handler.Inline()
 	handler.Register(t, "subtract", func(_ context.Context, p subtractParams) (Number, error) {
@@ -165,7 +170,33 @@ func Register(t *handler.Table) {
 		}
 		return struct{}{}, e
 	}, inline, handler.Description("fails with an application error whose data are the params"))
+	handler.RegisterStream(t, "range", rangeOf, handler.Description("the array [0, 1, …, n-1], produced as a stream"), handler.ParamNames("n"))
 	handler.RegisterSubscription(t, "clock", startClock, inline, handler.Description("a counter pushed every interval_ms"), handler.ParamNames("interval_ms"))
+}
+
+// RangeParams are the params of range: {"n":N} or [N].
+type RangeParams struct {
+	N int64 `json:"n"`
+}
+
+// rangeOf is range: the integers from 0 to p.N-1, one by one, ended
+// early when the call is cancelled (the client went).
+func rangeOf(ctx context.Context, p RangeParams) iter.Seq2[int64, error] {
+	return func(yield func(int64, error) bool) {
+		if p.N < 0 {
+			yield(0, handler.NewError(parser.CodeInvalidParams, "Invalid params: n must not be negative"))
+			return
+		}
+		for i := int64(0); i < p.N; i++ {
+			if !yield(i, nil) {
+				return
+			}
+			if i&0xffff == 0xffff && ctx.Err() != nil {
+				yield(0, ctx.Err())
+				return
+			}
+		}
+	}
 }
 
 // startClock runs one clock subscription: a goroutine that notifies the

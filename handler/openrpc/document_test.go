@@ -128,6 +128,7 @@ func TestDocument_demoMethods(t *testing.T) {
 		"get_data() → any",                                            // RegisterNoParams → Raw
 		"notify_hello() either → null",                                // RegisterNoResult(Raw)
 		"notify_sum() either → null",                                  // RegisterNoResult(Raw)
+		"range(n integer!) either → []integer",                        // RangeParams → RegisterStream of int64: an array
 		"sleep(ms integer!) either → integer",                         // SleepParams → int64
 		"subtract(minuend any!, subtrahend any!) either → ref:Number", // subtractParams{Raw, Raw} → Number (AppendJSON, JSONSchemaText)
 		"sum(numbers... any) either → ref:Number",                     // Raw, ParamNames("numbers...") → Number
