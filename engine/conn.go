@@ -46,9 +46,11 @@ type conn struct {
 	held   atomic.Int64 // bytes it holds in the server's budget as of its last traffic call: unsent output plus queued pushes; written on the loop, read by the ticker (budget.go)
 	doomed atomic.Bool  // the ticker chose it to close for the budget; set by the ticker, cleared on the loop
 
-	work  workState // messages on workers (work.go)
-	timer timers    // timeouts; its atomics are read by the ticker
-	mail  mailbox   // what workers and pushers hand to the loop; safe from any goroutine (work.go, push.go)
+	work   workState // messages on workers (work.go)
+	strm   *job      // the streamed reply open on a WebSocket or a stream, or nil (streamed.go)
+	behind []*job    // the replies held while it goes (streamed.go)
+	timer  timers    // timeouts; its atomics are read by the ticker
+	mail   mailbox   // what workers and pushers hand to the loop; safe from any goroutine (work.go, push.go)
 
 	ctx    context.Context // of every request of the connection; done when it closes; immutable
 	cancel context.CancelFunc
@@ -300,7 +302,7 @@ func (c *conn) use(k codec) {
 // limits; a codec adds its own (blocked). Kept inlinable: codecs call it
 // for every message.
 func (c *conn) canRun() bool {
-	return c.closing == notClosing && c.work.inflight < c.e.opts.MaxInFlight
+	return c.closing == notClosing && c.work.inflight < c.e.opts.MaxInFlight && len(c.behind) < c.e.opts.MaxInFlight
 }
 
 // canRead reports whether the connection's input may be read now: a

@@ -459,9 +459,12 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 		j := h.held[h.first].j
 		h.held[h.first] = heldReply{}
 		h.first++
-		if j.tag&tagFramed != 0 {
+		switch {
+		case j.tag&tagFramed != 0:
 			out = append(out, j.out...)
-		} else {
+		case j.rs.listed.Load():
+			out = c.streamRest(out, j) // a streamed reply: its head went with its first part
+		default:
 			minor := 0
 			if j.tag&tagHTTP11 != 0 {
 				minor = 1
@@ -487,6 +490,20 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 		h.held, h.first = h.held[:0], 0
 	}
 	return out
+}
+
+// streamHead returns the job at the head of the replies held for order
+// when its reply is being streamed and its method still runs: its parts
+// may go now (streamed.go). Once it has returned, reply ends it in
+// place.
+func (h *httpCodec) streamHead() *job {
+	if !h.pending() || h.held[h.first].ready {
+		return nil
+	}
+	if j := h.held[h.first].j; j.rs.listed.Load() {
+		return j
+	}
+	return nil
 }
 
 func (h *httpCodec) push(_ *conn, out, _ []byte) []byte { return out } // Send refuses: HTTP cannot push

@@ -57,6 +57,8 @@ const (
 	// server messages) and its queued server messages together; a server
 	// message that would pass it disconnects the client.
 	DefaultMaxPushQueue = 4 << 20
+	// DefaultStreamWindow is the default of Options.StreamWindow: 64 KiB.
+	DefaultStreamWindow = 64 << 10
 	// DefaultMaxOutputBudget caps the default of Options.MaxOutputBudget,
 	// the bytes of unsent replies and queued server messages of all
 	// connections together: the default is this or a quarter of the
@@ -201,6 +203,15 @@ type Options struct {
 	// handler.WithMaxResponseSize) needs a bound above them, since a
 	// server message that arrives while such a reply waits would pass it.
 	MaxPushQueue int
+	// StreamWindow bounds, in bytes, what the engine holds of one
+	// streamed reply (handler.RegisterStream): the method's parts queued
+	// for the connection wait beyond it (the method is paused until the
+	// client reads), and a part is written only while the connection's
+	// unsent output is under it. A streamed reply thus holds at most about
+	// twice the window plus one part (32 KiB, or one element when larger),
+	// counted in MaxOutputBudget, whatever its size. 0 means
+	// DefaultStreamWindow.
+	StreamWindow int
 	// MaxOutputBudget bounds, in bytes, what the server holds for all its
 	// connections together: their unsent replies (gnet's output buffers)
 	// and their queued server messages. 0 means the smaller of
@@ -351,6 +362,9 @@ func WithAuthOptional(on bool) Option { return func(o *Options) { o.AuthOptional
 // WithPingInterval sets Options.PingInterval.
 func WithPingInterval(d time.Duration) Option { return func(o *Options) { o.PingInterval = d } }
 
+// WithStreamWindow sets Options.StreamWindow.
+func WithStreamWindow(n int) Option { return func(o *Options) { o.StreamWindow = n } }
+
 // WithMaxPushQueue sets Options.MaxPushQueue.
 func WithMaxPushQueue(n int) Option { return func(o *Options) { o.MaxPushQueue = n } }
 
@@ -414,6 +428,9 @@ func (o *Options) fill() {
 		o.WSPath = DefaultWSPath
 	}
 	def(&o.PingInterval, DefaultPingInterval)
+	if o.StreamWindow <= 0 {
+		o.StreamWindow = DefaultStreamWindow
+	}
 	if o.MaxPushQueue <= 0 {
 		o.MaxPushQueue = DefaultMaxPushQueue
 	}

@@ -42,6 +42,8 @@ type mailbox struct {
 	pushTail *push         //
 	fresh    int64         // bytes queued since the queue was last empty and not yet added to the connection's holding (budgetStep)
 	lameWake chan struct{} // set when the connection finishes off its loop (halfclose.go)
+	streams  []*job        // jobs whose reply parts came, oldest first, until their replies end (streamed.go)
+	nstreams atomic.Int32  // len(streams), read without the lock
 
 	queued    atomic.Int64  // bytes in the push queue
 	unsent    atomic.Int64  // the connection's unsent output at the loop's last look (account), plus the pushes it has written since; written on the loop (under mu when pushes are written), read by Send under mu
@@ -79,6 +81,7 @@ func (m *mailbox) takeDone() *job {
 func (m *mailbox) close() (dropped uint64) {
 	m.mu.Lock()
 	m.dead = true
+	m.closeStreamsLocked() // before their jobs can be released below
 	list := m.done
 	m.done = nil
 	pushes := m.pushHead
@@ -218,6 +221,9 @@ func (c *conn) Send(msg []byte) error {
 // after each message they serve, so that the server messages queued
 // while it ran go before the replies to later messages. Event loop only.
 func (c *conn) drainPushes(out []byte) []byte {
+	if c.strm != nil {
+		return out // nothing comes between the parts of a streamed reply
+	}
 	low := c.work.lowest() // the oldest message still on a worker
 	limit := c.e.opts.MaxPendingOutput
 	unsent := 0

@@ -98,6 +98,9 @@ func (s *streamCodec) frame(c *conn, in, out []byte) ([]byte, int) {
 		out, _, oc = c.run(out, msg, 0)
 		if len(out) > mark {
 			out = append(out, '\n')
+			if c.strm != nil {
+				out = c.holdBehind(out, mark) // a streamed reply is going
+			}
 		}
 		if oc == handler.Malformed {
 			return c.closeAfterFlush(out, closeProtocol), off // what follows cannot be framed reliably

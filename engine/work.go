@@ -82,6 +82,8 @@ type job struct {
 	call handler.CallContext
 	head []byte // kept with the job in its pool
 
+	rs replyStream // its reply, when streamed in parts (streamed.go)
+
 	// A call whose deadline the loop watches (deadline.go). Set on the
 	// loop before the job is submitted, read by the worker; the rest is
 	// event loop only.
@@ -126,6 +128,7 @@ func (j *job) release() {
 	j.c, j.out, j.head, j.late = nil, out, head, j.late[:0]
 	j.seq, j.tag, j.cors, j.page, j.next, j.ctx = 0, 0, "", nil, nil, nil
 	j.deadline, j.timeout, j.answered, j.lane, j.dprev, j.dnext = 0, 0, false, nil, nil, nil
+	j.rs.reset()
 	jobs.Put(j)
 }
 
@@ -155,6 +158,9 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 	j.p = ls.pending.Take() // the job owns the message now; the loop keeps its scratch
 	j.tag = tag
 	j.ctx = &c.call
+	if j.p.Streamed() {
+		j.p.StreamTo(j) // its reply goes in parts as the method makes them (streamed.go)
+	}
 	if c.call.Meta.Transport == handler.TransportHTTP {
 		// The loop goes on to the next request: the job gets a copy of
 		// this one's metadata, the head copied once.
@@ -229,7 +235,7 @@ func (c *conn) collect(out []byte) []byte {
 				c.work.notLate(j) // its reply came before the loop answered it: the reply goes
 			}
 			c.work.finished(j.seq)
-			out = c.codec.reply(c, out, j)
+			out = c.replyDone(out, j)
 		}
 		j = next
 	}
@@ -238,6 +244,9 @@ func (c *conn) collect(out []byte) []byte {
 		out = c.answerLate(out, j)
 	}
 	c.work.late = c.work.late[:0]
+	if c.streaming() {
+		out = c.pumpStreams(out)
+	}
 	if c.mail.queued.Load() > 0 {
 		out = c.drainPushes(out)
 	}

@@ -290,6 +290,9 @@ func (w *wsCodec) message(c *conn, out []byte, op ws.OpCode, msg []byte) []byte 
 		}
 		putWSHeader(out[mark:mark+hl], ws.OpText, n)
 	}
+	if c.strm != nil && len(out) > mark {
+		out = c.holdBehind(out, mark) // a streamed reply is going
+	}
 	if c.mail.queued.Load() > 0 {
 		// Server messages queued while this one ran go before the replies
 		// to later messages.

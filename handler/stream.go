@@ -114,9 +114,15 @@ func registerStream[P, E any](t *Table, name string, fn func(context.Context, P)
 			return errors.Join(ErrBadType, err)
 		}
 	}
-	s := &streamed[P, E]{fn: fn, pp: tm.pp, ep: ep, name: name, table: t}
+	s := &streamed[P, E]{fn: fn, pp: tm.pp, name: name, table: t}
+	s.enc.ep, s.enc.t = ep, t
 	s.ppool.New = func() any { return new(P) }
-	s.epool.New = func() any { return new(E) }
+	s.enc.epool.New = func() any { return new(E) }
+	s.prods.New = func() any {
+		pr := new(producer[E])
+		pr.yield = pr.next
+		return pr
+	}
 	mt.impl, mt.streamed, mt.info.Streamed = s, true, true
 	return t.add(mt)
 }
@@ -126,9 +132,9 @@ func registerStream[P, E any](t *Table, name string, fn func(context.Context, P)
 type streamed[P, E any] struct {
 	fn    func(context.Context, P) iter.Seq2[E, error]
 	pp    *paramsPlan
-	ep    *resultPlan
 	ppool sync.Pool // *P, for params that sonic decodes
-	epool sync.Pool // *E, for elements that sonic or AppendJSON encode
+	enc   elemEncoder
+	prods sync.Pool // *producer[E]
 	name  string
 	table *Table
 }
@@ -164,7 +170,7 @@ func (m *streamed[P, E]) invoke(ctx context.Context, st *state, dst []byte) []by
 		m.table.opts.Logger.Error("jetrpc: method panicked", "method", m.name, "panic", crash, "stack", string(debug.Stack()))
 		err = errStreamPanicked
 	}
-	var gone *replyGone
+	gone, _ := err.(*replyGone) // as flushPart returned it
 	switch {
 	case err == nil && !req.Notification:
 		dst = append(dst, ']')
@@ -174,7 +180,7 @@ func (m *streamed[P, E]) invoke(ctx context.Context, st *state, dst []byte) []by
 		return appendReplyTail(dst, req.ID, req.Version)
 	case err == nil:
 		return dst[:start]
-	case errors.As(err, &gone):
+	case gone != nil:
 		st.code, st.err = ErrorCode(gone.err), gone.err
 		if st.code == parser.CodeInternalError {
 			st.code, st.err = parser.CodeCancelled, context.Canceled // the client went
@@ -191,41 +197,71 @@ func (m *streamed[P, E]) invoke(ctx context.Context, st *state, dst []byte) []by
 // produce runs fn and appends the elements its iterator yields to dst,
 // handing the reply from start on to the sink whenever it holds a part.
 // It returns the reply so far, the error that ended the iteration, or
-// the value of a panic.
+// the value of a panic. The iterator is given a producer's yield, bound
+// once per pooled producer: a range-over-func loop would move its state
+// to the heap on every call.
 func (m *streamed[P, E]) produce(ctx context.Context, st *state, out []byte, start int, p P) (dst []byte, err error, crash any) {
-	dst = out
+	pr := m.prods.Get().(*producer[E])
+	pr.ctx, pr.st, pr.m, pr.dst, pr.start, pr.first, pr.err = ctx, st, &m.enc, out, start, true, nil
 	defer func() {
 		if v := recover(); v != nil {
 			crash = v
 		}
+		dst, err = pr.dst, pr.err
+		*pr = producer[E]{yield: pr.yield}
+		m.prods.Put(pr)
 	}()
-	seq := m.fn(ctx, p)
-	if seq == nil {
-		return dst, nil, nil
+	if seq := m.fn(ctx, p); seq != nil {
+		seq(pr.yield)
 	}
-	notify, first := st.req.Notification, true
-	for e, yerr := range seq {
-		if yerr != nil {
-			return dst, yerr, nil
-		}
-		if notify {
-			continue // run for its effect: nothing is sent
-		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		var reason string
-		if dst, reason = appendResult(st, m.ep, &m.epool, dst, &e); reason != "" {
-			return dst, &Error{Code: parser.CodeInternalError, Message: "Internal error: " + reason}, nil
-		}
-		if len(dst)-start >= streamPart {
-			if dst, err = m.table.flushPart(ctx, st, dst, start); err != nil {
-				return dst, err, nil
-			}
-		}
+	return
+}
+
+// elemEncoder is what a producer needs of its streamed method.
+type elemEncoder struct {
+	ep    *resultPlan
+	epool sync.Pool // *E, for elements that sonic or AppendJSON encode
+	t     *Table
+}
+
+// producer is the state of one streamed call's iteration. Pooled by its
+// method.
+type producer[E any] struct {
+	yield func(E, error) bool // next, bound once when the producer is made
+	ctx   context.Context
+	st    *state
+	m     *elemEncoder
+	dst   []byte // the reply so far (its part not yet sent)
+	start int    // where the reply starts in dst
+	first bool   // no element yet
+	err   error  // what ended the iteration
+}
+
+// next is the iterator's yield: it encodes e, and hands a part to the
+// sink when the reply holds one; false ends the iteration.
+func (pr *producer[E]) next(e E, err error) bool {
+	switch {
+	case pr.err != nil:
+		return false // an iterator that went on after false
+	case err != nil:
+		pr.err = err
+		return false
+	case pr.st.req.Notification:
+		return true // run for its effect: nothing is sent
 	}
-	return dst, nil, nil
+	if !pr.first {
+		pr.dst = append(pr.dst, ',')
+	}
+	pr.first = false
+	var reason string
+	if pr.dst, reason = appendResult(pr.st, pr.m.ep, &pr.m.epool, pr.dst, &e); reason != "" {
+		pr.err = &Error{Code: parser.CodeInternalError, Message: "Internal error: " + reason}
+		return false
+	}
+	if len(pr.dst)-pr.start >= streamPart {
+		pr.dst, pr.err = pr.m.t.flushPart(pr.ctx, pr.st, pr.dst, pr.start)
+	}
+	return pr.err == nil
 }
 
 // flushPart hands dst[start:], a part of a streamed reply, to the sink,

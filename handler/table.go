@@ -142,6 +142,11 @@ func WithWorkers(w *pool.Workers) Option { return func(o *Options) { o.Workers =
 // WithCallTimeout sets Options.CallTimeout.
 func WithCallTimeout(d time.Duration) Option { return func(o *Options) { o.CallTimeout = d } }
 
+// WithMaxStreamedResponseSize sets Options.MaxStreamedResponseSize.
+func WithMaxStreamedResponseSize(n int) Option {
+	return func(o *Options) { o.MaxStreamedResponseSize = n }
+}
+
 // WithMaxResponseSize sets Options.MaxResponseSize and
 // Options.MaxBatchResponseSize.
 func WithMaxResponseSize(single, batch int) Option {

@@ -140,6 +140,8 @@ func (c *serveFlags) rows() []serveFlag {
 			"(default: --max-message, when that is larger)"},
 		{groupFairUse, "max-batch-response", bind(&t.MaxBatchResponseSize, handler.DefaultMaxBatchResponseSize), nonNegative, "`bytes` of one batch's replies, errors included, " +
 			"past which its remaining elements are answered -32008"},
+		{groupFairUse, "max-streamed-response", bind(&t.MaxStreamedResponseSize, handler.DefaultMaxStreamedResponseSize), anyValue, "largest streamed result (range) in `bytes`, " +
+			"sent as it is made; past it the result ends flagged \"_streamStatus\":\"failed\" (-1: no limit)"},
 		{groupFairUse, "max-subscriptions-per-conn", bind(&t.MaxSubscriptionsPerConn, handler.DefaultMaxSubscriptionsPerConn), nonNegative, "live subscriptions of one connection; " +
 			"a subscribe past it gets -32006"},
 		{groupFairUse, "max-subscriptions", bind(&t.MaxSubscriptions, handler.DefaultMaxSubscriptions), nonNegative, "live subscriptions of the server, all connections together"},
@@ -153,6 +155,8 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupConnLimit, "max-push-queue", bind(&e.MaxPushQueue, engine.DefaultMaxPushQueue), nonNegative, "`bytes` a client that gets server messages may leave unread, " +
 			"its unsent output and queued server messages together; a server message past it disconnects the client " +
 			"(keep it above the largest reply such a client gets)"},
+		{groupConnLimit, "stream-window", bind(&e.StreamWindow, engine.DefaultStreamWindow), nonNegative, "`bytes` of one streamed result the server holds for its client: " +
+			"the method pauses beyond it until the client reads (a streamed call holds a worker meanwhile: see --workers)"},
 		{groupConnLimit, "max-output-budget", bind(&e.MaxOutputBudget, 0), anyValue, "unsent reply and server-message `bytes` of all connections together: past 3/4 of it " +
 			"the clients holding most are not read, past it they are disconnected, largest first (0: a quarter of the memory, at most 64 MiB; -1: none)"},
 
