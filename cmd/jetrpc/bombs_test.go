@@ -50,8 +50,9 @@ const bombPrefix = `{"jsonrpc":"2.0","method":"echo","params":[`
 
 // bombRSSGrowth bounds how far the server's peak resident set may grow
 // over its baseline while it refuses a bomb: 64 MiB, against the 1 GiB a
-// server that inflated it whole would need. Measured growth is a few MiB
-// (the report in the test's log: VmHWM before and after each bomb).
+// server that inflated it whole would need. Measured (linux/amd64, the
+// default --max-message of 5 MiB): 10 to 15 MiB for each bomb
+// (the test logs VmRSS and VmHWM before and after each).
 const bombRSSGrowth = 64 << 20
 
 // The bombs are built from pieces that repeat, so that the test does
