@@ -93,9 +93,11 @@ func TestNodeWS_client(t *testing.T) { runNodeWSClient(t, false) }
 // 200 KB echo comes back compressed, byte for byte.
 func TestNodeWS_deflate(t *testing.T) { runNodeWSClient(t, true) }
 
-// runNodeWSClient runs testdata/wsclient/client.mjs, with --deflate
-// against an engine with WSCompression when deflate.
-func runNodeWSClient(t *testing.T, deflate bool) {
+// nodeWithWS returns the path of node and the ws version package.json
+// pins, installed in testdata/wsclient/node_modules (npm ci where it is
+// not), or skips the test where node or npm is not on PATH.
+func nodeWithWS(t *testing.T) (node, ws string) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skipf("SKIPPED: the Node.js WebSocket interop test needs node on PATH: %v", err)
@@ -115,7 +117,13 @@ func runNodeWSClient(t *testing.T, deflate bool) {
 			t.Fatalf("after npm ci, node_modules has ws %q, want %s", got, want)
 		}
 	}
+	return node, want
+}
 
+// runNodeWSClient runs testdata/wsclient/client.mjs, with --deflate
+// against an engine with WSCompression when deflate.
+func runNodeWSClient(t *testing.T, deflate bool) {
+	node, want := nodeWithWS(t)
 	var opts []engine.Option
 	args := []string{"client.mjs"}
 	if deflate {
