@@ -108,10 +108,10 @@ func TestNodeWS_perMessageDeflateServe(t *testing.T) {
 		if h := hsOn.Header; h == nil || !strings.HasPrefix(*h, "permessage-deflate") ||
 			!strings.Contains(*h, "server_no_context_takeover") || !strings.Contains(*h, "client_no_context_takeover") ||
 			!strings.HasPrefix(hsOn.Extensions, "permessage-deflate") {
-			t.Errorf("--ws-compression: Sec-WebSocket-Extensions %v, ws.extensions %q; want permessage-deflate without context takeover", hsOn.Header, hsOn.Extensions)
+			t.Errorf("--ws-compression: Sec-WebSocket-Extensions %s, ws.extensions %q; want permessage-deflate without context takeover", showHeader(hsOn.Header), hsOn.Extensions)
 		}
 		if hsOff.Header != nil || hsOff.Extensions != "" {
-			t.Errorf("without --ws-compression: Sec-WebSocket-Extensions %q, ws.extensions %q; want none", *hsOff.Header, hsOff.Extensions)
+			t.Errorf("without --ws-compression: Sec-WebSocket-Extensions %v, ws.extensions %q; want none", showHeader(hsOff.Header), hsOff.Extensions)
 		}
 		for i := range msgs {
 			if on[i].Raw != off[i].Raw {
@@ -181,4 +181,12 @@ func TestNodeWS_perMessageDeflateServe(t *testing.T) {
 		checkRangeReply(t, "range over ws with permessage-deflate", []byte(on[0].Raw), n)
 		checkWire(t, "range 200000", on[0], off[0])
 	})
+}
+
+// showHeader returns a header's value quoted, or "none".
+func showHeader(h *string) string {
+	if h == nil {
+		return "none"
+	}
+	return strconv.Quote(*h)
 }
