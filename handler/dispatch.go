@@ -177,7 +177,9 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 func (t *Table) runSingle(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
 	before := len(dst)
 	switch {
-	case m != nil && m.timeout > 0 && !m.inline:
+	case m != nil && m.timeout > 0 && !m.inline && !m.streamed:
+		// Answered at its deadline by the caller; a streamed call's
+		// context carries its deadline instead (its reply may have begun).
 		dst = t.timedSingle(ctx, st, dst, r, m)
 	case len(t.chain) == 0:
 		dst = t.invokeSlow(ctx, st, dst, r, m) // what call and invoke would come to, but for a plain method, which it runs too

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/parser"
@@ -186,4 +187,34 @@ func TestRegisterStream_refusesInline(t *testing.T) {
 		}
 	}()
 	handler.RegisterStream(handler.NewTable(), "up", func(context.Context, struct{}) iter.Seq2[int, error] { return nil }, handler.Inline())
+}
+
+// TestRegisterStream_timeoutInContext: a streamed method with a timeout
+// streams through its sink all the same (its context carries the
+// deadline); past it, the result ends flagged -32002.
+func TestRegisterStream_timeoutInContext(t *testing.T) {
+	tab := handler.NewTable(handler.WithCallTimeout(time.Minute))
+	var went int
+	handler.RegisterStream(tab, "up", func(_ context.Context, p [1]int) iter.Seq2[int, error] { return upTo(p[0], nil, &went) })
+	handler.RegisterStream(tab, "slow", func(ctx context.Context, _ struct{}) iter.Seq2[int, error] {
+		return func(yield func(int, error) bool) {
+			for i := 0; ; i++ {
+				if i%1000 == 999 {
+					time.Sleep(time.Millisecond)
+				}
+				if !yield(i, nil) {
+					return
+				}
+			}
+		}
+	}, handler.Timeout(50*time.Millisecond))
+	sink := &partSink{}
+	got, _ := runStreamed(t, tab, `{"jsonrpc":"2.0","method":"up","params":[100000],"id":1}`, sink)
+	if got != `{"jsonrpc":"2.0","result":`+wantArray(100000)+`,"id":1}` || len(sink.parts) < 10 {
+		t.Fatalf("with a call timeout: %d parts", len(sink.parts))
+	}
+	got, _ = runStreamed(t, tab, `{"jsonrpc":"2.0","method":"slow","id":2}`, &partSink{})
+	if !strings.HasSuffix(got, `"_streamStatus":"failed","_streamError":{"code":-32002,"message":"Deadline exceeded"},"id":2}`) {
+		t.Errorf("past its timeout: ends %s", got[max(len(got)-120, 0):])
+	}
 }
