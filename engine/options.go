@@ -57,8 +57,10 @@ const (
 	// server messages) and its queued server messages together; a server
 	// message that would pass it disconnects the client.
 	DefaultMaxPushQueue = 4 << 20
-	// DefaultStreamWindow is the default of Options.StreamWindow: 64 KiB.
-	DefaultStreamWindow = 64 << 10
+	// DefaultStreamWindow is the default of Options.StreamWindow: 32 KiB,
+	// one part: 1,000 clients that stop reading their streamed results
+	// hold about 64 MiB, the default budget, without being disconnected.
+	DefaultStreamWindow = 32 << 10
 	// DefaultMaxOutputBudget caps the default of Options.MaxOutputBudget,
 	// the bytes of unsent replies and queued server messages of all
 	// connections together: the default is this or a quarter of the
@@ -206,9 +208,10 @@ type Options struct {
 	// StreamWindow bounds, in bytes, what the engine holds of one
 	// streamed reply (handler.RegisterStream): the method's parts queued
 	// for the connection wait beyond it (the method is paused until the
-	// client reads), and a part is written only while the connection's
-	// unsent output is under it. A streamed reply thus holds at most about
-	// twice the window plus one part (32 KiB, or one element when larger),
+	// client reads), and a part is written only when it fits the
+	// connection's unsent output within it (or nothing is unsent). A
+	// streamed reply thus holds at most about twice the window — or two
+	// parts when a part is larger (32 KiB, or one element when larger) —
 	// counted in MaxOutputBudget, whatever its size. 0 means
 	// DefaultStreamWindow.
 	StreamWindow int

@@ -241,22 +241,27 @@ func (c *conn) pumpStreams(out []byte) []byte {
 // Kept inlinable.
 func (c *conn) streaming() bool { return c.strm != nil || c.mail.nstreams.Load() != 0 }
 
-// writeParts frames the parts queued on j while the connection's unsent
-// output stays under Options.StreamWindow and the connection is not held
-// back (mustPause) — or every part, with all. Event loop only.
+// writeParts frames the parts queued on j while they fit the
+// connection's unsent output within Options.StreamWindow (or it has
+// none) and the connection is not held back (mustPause) — or every part,
+// with all. Event loop only.
 func (c *conn) writeParts(out []byte, j *job, all bool) []byte {
 	rs, window := &j.rs, c.e.opts.StreamWindow
 	unsent := 0
 	if c.mail.lameWake == nil { // off the loop, gnet's buffers are gone
 		unsent = c.gc.OutboundBuffered()
 	}
-	for all || unsent+len(out) < window && !c.mustPause(unsent+len(out)) {
+	for all || !c.mustPause(unsent+len(out)) {
 		rs.mu.Lock()
 		if len(rs.parts) == 0 {
 			rs.mu.Unlock()
 			break
 		}
 		b := rs.parts[0]
+		if !all && unsent+len(out) > 0 && unsent+len(out)+len(b.B) > window {
+			rs.mu.Unlock()
+			break // it would not fit the window: the client reads first
+		}
 		copy(rs.parts, rs.parts[1:])
 		rs.parts[len(rs.parts)-1] = nil
 		rs.parts = rs.parts[:len(rs.parts)-1]

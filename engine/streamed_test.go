@@ -26,6 +26,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/pool"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -413,5 +414,74 @@ func TestStreamed_slowReaderPausesProducer(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the method goes on after its client left")
+	}
+}
+
+// TestStreamed_thousandStallsStayInBudget: 1,000 clients that ask for a
+// large streamed result and read nothing hold their streams within the
+// server's output budget — each at most its window and a part, paused
+// under pressure — and none is disconnected for it; their methods wait,
+// and end when the clients go.
+func TestStreamed_thousandStallsStayInBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 connections")
+	}
+	const n, budget = 1000, 64 << 20
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	var running, ended atomic.Int64
+	handler.RegisterStream(tab, "endless", func(ctx context.Context, _ struct{}) iter.Seq2[string, error] {
+		return func(yield func(string, error) bool) {
+			running.Add(1)
+			defer ended.Add(1)
+			for yield("0123456789012345678901234567890123456789012345678901234567890123456789", nil) {
+			}
+		}
+	})
+	workers := pool.NewWorkers(n+100, 0)
+	defer workers.Close()
+	e, addr, _ := startEngine(t, tab, engine.WithWorkers(workers), engine.WithMaxOutputBudget(budget))
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range n {
+		c, err := smallReceiveBuffer().Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if _, err := io.WriteString(c, `{"jsonrpc":"2.0","method":"endless","id":1}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for running.Load() < n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if running.Load() != n {
+		t.Fatalf("%d of %d streamed calls running", running.Load(), n)
+	}
+	var peak int64
+	for range 20 { // two seconds: past the budget's grace
+		time.Sleep(100 * time.Millisecond)
+		st := e.Stats()
+		peak = max(peak, st.OutputHeld)
+	}
+	st := e.Stats()
+	t.Logf("held %d bytes (peak %d), budget %d, closed for it %d", st.OutputHeld, peak, budget, st.Closed.OutputBudget)
+	if peak > budget || st.Closed.OutputBudget != 0 {
+		t.Errorf("held %d bytes at the peak, over the budget %d; %d connections closed for it", peak, budget, st.Closed.OutputBudget)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = conns[:0]
+	for ended.Load() < n && time.Now().Before(deadline.Add(30*time.Second)) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ended.Load() != n {
+		t.Errorf("%d of %d methods ended after their clients left", ended.Load(), n)
 	}
 }

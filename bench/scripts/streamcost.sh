@@ -57,6 +57,17 @@ serve() {
   exit 1
 }
 
+# stop stops a server and waits for it to be gone (it is not this
+# shell's child: wait would not).
+stop() {
+  kill "$1" 2>/dev/null || true
+  for _ in $(seq 200); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.05
+  done
+  kill -9 "$1" 2>/dev/null || true
+}
+
 call() { # mode: streamed | whole
   local body='{"jsonrpc":"2.0","method":"range","params":{"n":'"$N"'},"id":1}'
   [ "$1" = whole ] && body="[$body]"
@@ -74,8 +85,7 @@ for r in $(seq "$ROUNDS"); do
     base=$(kb VmRSS "$pid")
     read -r ttfb total bytes < <(call "$mode")
     peak=$(kb VmHWM "$pid")
-    kill "$pid"
-    wait "$pid" 2>/dev/null || true
+    stop "$pid"
     printf '%-9s %8.1f %9.1f %6s %12s %12s\n' "$mode" "$(echo "$ttfb*1000" | bc -l)" "$(echo "$total*1000" | bc -l)" "$bytes" "$base" "$peak" | tee -a "$tmp/rows"
   done
 done
@@ -100,5 +110,5 @@ if [ "$SLOW" != 0 ]; then
   done
   wait "$cpid" 2>/dev/null || true
   echo "  baseline $((base / 1024)) MB; during:$samples; peak $(( $(kb VmHWM "$pid") / 1024 )) MB"
-  kill "$pid"
+  stop "$pid"
 fi
