@@ -21,9 +21,9 @@ import (
 func (w *worker) consume() {
 	used := 0
 	if w.r.t.ws {
-		var bad bool
-		if used, bad = w.consumeWS(w.rbuf); bad {
-			w.lost(ErrWebSocket)
+		var bad string
+		if used, bad = w.consumeWS(w.rbuf); bad != "" {
+			w.lost(bad)
 			return
 		}
 		n := copy(w.rbuf, w.rbuf[used:])
@@ -46,7 +46,16 @@ func (w *worker) consume() {
 				break
 			}
 			used += resp.Size
-			w.checkHTTP(&resp)
+			var encErr error
+			if w.r.decode && len(resp.Body) > 0 {
+				if k := contentCoding(in[:resp.Size]); k != codingNone {
+					resp.Body, encErr = w.dec.decode(k, resp.Body)
+					if encErr == nil {
+						w.compressed++
+					}
+				}
+			}
+			w.checkHTTP(&resp, encErr)
 			if resp.Close {
 				// The server closes the connection after this reply (nginx
 				// after keepalive_requests, a server that drains): not an
@@ -81,9 +90,14 @@ done:
 }
 
 // checkHTTP checks the reply to the oldest request; only when w.n > 0.
-func (w *worker) checkHTTP(resp *http1.Response) {
+// encErr is why its compressed body did not decode, or nil.
+func (w *worker) checkHTTP(resp *http1.Response, encErr error) {
 	q := w.oldest()
 	switch {
+	case encErr != nil && resp.Status == http1.StatusOK && q.holes > 0:
+		w.note(ErrEncoding, encErr)
+		w.fail(ErrEncoding, q.measured)
+		q.failed = true // its calls are not also missing
 	case q.holes == 0:
 		if resp.Status != http1.StatusNoContent && (resp.Status != http1.StatusOK || len(resp.Body) != 0) {
 			w.fail(ErrHTTPStatus, q.measured)

@@ -141,6 +141,27 @@ type Config struct {
 	// puts the server's own view of the window in Result.Server. A failed
 	// read is reported there, not as an error of Run. "" means none.
 	MetricsURL string
+
+	// Compression lists the content codings HTTP replies may come in,
+	// CodingGzip and CodingZstd, in the order the Accept-Encoding header
+	// of every request names them ("Accept-Encoding: gzip, zstd"): a
+	// reply whose Content-Encoding is one of them is decoded before its
+	// checks, and Result.CompressedReplies counts it. nil means none: no
+	// Accept-Encoding is sent. Only with an http:// or https:// target;
+	// an Accept-Encoding in Header then is an error. (An Accept-Encoding
+	// in Header without Compression also has its gzip and zstd replies
+	// decoded.) Any other Content-Encoding is an ErrEncoding error.
+	Compression []string
+	// WSCompression makes the WebSocket upgrade offer permessage-deflate
+	// (RFC 7692) with server_no_context_takeover and
+	// client_no_context_takeover; a message from a server that accepted
+	// it with RSV1 set is inflated before its checks, and counted in
+	// Result.CompressedReplies. The client's own messages are sent raw
+	// (uncompressed), which RFC 7692 allows. A server that declines gets
+	// raw frames as without it; one that accepts without
+	// server_no_context_takeover fails the upgrade (ErrWebSocket). Only
+	// with a ws:// or wss:// target.
+	WSCompression bool
 }
 
 // target is a parsed Config.Target.

@@ -114,6 +114,13 @@ type FanoutConfig struct {
 	JWTSecret []byte
 	// Progress, when set, receives a line each second.
 	Progress io.Writer
+	// WSCompression makes the subscribers' WebSocket upgrades offer
+	// permessage-deflate, as Config.WSCompression does, so that a
+	// fan-out to compressing subscribers is measured: their compressed
+	// messages are inflated before they are read, and
+	// FanoutResult.CompressedDeliveries counts them. The publisher's
+	// connection does not offer it.
+	WSCompression bool
 }
 
 // fill applies the defaults and checks the config; it returns the
@@ -215,25 +222,27 @@ func (c *FanoutConfig) upgradeHeader() (http.Header, error) {
 	return h, nil
 }
 
-// dialWS opens a WebSocket to t. kind says which step failed.
-func (c *FanoutConfig) dialWS(ctx context.Context, t *target) (nc net.Conn, kind string, err error) {
+// dialWS opens a WebSocket to t, offering permessage-deflate when
+// deflate is set; deflated says the server accepted it. kind says which
+// step failed.
+func (c *FanoutConfig) dialWS(ctx context.Context, t *target, deflate bool) (nc net.Conn, deflated bool, kind string, err error) {
 	d := net.Dialer{Timeout: c.Timeout}
 	nc, err = d.DialContext(ctx, t.network, t.address)
 	if err != nil {
-		return nil, SubConnect, err
+		return nil, false, SubConnect, err
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
 	h, err := c.upgradeHeader()
 	if err == nil {
-		err = handshakeWS(nc, t, h, c.Timeout)
+		deflated, err = handshakeWS(nc, t, h, deflate, c.Timeout)
 	}
 	if err != nil {
 		_ = nc.Close()
-		return nil, SubWebSocket, err
+		return nil, false, SubWebSocket, err
 	}
-	return nc, "", nil
+	return nc, deflated, "", nil
 }
 
 // fanout is one fan-out test.
@@ -361,11 +370,12 @@ func (f *fanout) connect(ctx context.Context) {
 					s.setFailed(SubConnect, ctx.Err())
 					continue
 				}
-				nc, kind, err := f.cfg.dialWS(ctx, &f.nodes[s.node])
+				nc, deflated, kind, err := f.cfg.dialWS(ctx, &f.nodes[s.node], f.cfg.WSCompression)
 				if err != nil {
 					s.setFailed(kind, err)
 					continue
 				}
+				s.deflate = deflated
 				s.state.Store(subSubscribing)
 				if _, err := f.cli.EnrollContext(nc, s); err != nil && s.state.CompareAndSwap(subSubscribing, subFailed) {
 					s.fail, s.errText = SubConnect, err.Error()

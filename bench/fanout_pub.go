@@ -105,7 +105,7 @@ func (p *publisher) failedLocked(kind, text string) {
 func (p *publisher) run(ctx context.Context) {
 	cfg := &p.f.cfg
 	defer func() { p.end = time.Now(); p.finished.Store(true) }()
-	nc, kind, err := cfg.dialWS(ctx, &p.t)
+	nc, _, kind, err := cfg.dialWS(ctx, &p.t, false)
 	if err != nil {
 		if kind == SubWebSocket {
 			kind = PubWebSocket

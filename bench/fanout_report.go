@@ -81,6 +81,17 @@ type FanoutResult struct {
 	// jetrpc server and the publisher, which the tool decoded in full
 	// (slower, and allocating) instead of scanning them in place.
 	FullDecodes int64 `json:"full_decodes"`
+	// WireInPerMessage is the bytes the subscribers read after they
+	// subscribed (WebSocket frames as they are on the wire, compressed
+	// ones compressed; pings too) per message they read (deliveries,
+	// duplicates and invalid ones); 0 when none was. CompressedMessages
+	// counts those messages that came compressed (RSV1, with
+	// FanoutConfig.WSCompression) and were inflated.
+	WireInPerMessage   float64 `json:"wire_in_bytes_per_message"`
+	CompressedMessages int64   `json:"compressed_messages,omitempty"`
+	// WSCompression is FanoutConfig.WSCompression: the subscribers
+	// offered permessage-deflate.
+	WSCompression bool `json:"ws_compression,omitempty"`
 	// DeliveriesPerSec is Delivered over the time from the first
 	// intended publish to the last delivery.
 	DeliveriesPerSec float64 `json:"deliveries_per_sec"`
@@ -140,12 +151,18 @@ func (f *fanout) result(res *FanoutResult, p *publisher) {
 		res.Nodes[i].URL = f.cfg.Targets[i]
 		nodeHists[i] = hdrhistogram.New(histMin, histMax, histDigits)
 	}
-	var last int64
+	var last, wireIn, messages int64
 	for _, st := range f.stats {
 		nodeHists[st.node].Merge(st.hist)
 		res.Hist.Merge(st.hist)
 		last = max(last, st.last)
+		wireIn, messages = wireIn+st.wireIn, messages+st.messages
+		res.CompressedMessages += st.deflated
 	}
+	if messages > 0 {
+		res.WireInPerMessage = float64(wireIn) / float64(messages)
+	}
+	res.WSCompression = f.cfg.WSCompression
 	sent := res.Published
 	fullWords, tail := int(sent/64), uint(sent%64)
 	for _, s := range f.subs {
@@ -303,6 +320,13 @@ func (r *FanoutResult) WriteTable(w io.Writer) {
 	l := r.Latency
 	fmt.Fprintf(w, "latency      p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (read time - intended publish time)\n",
 		us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max))
+	if r.WireInPerMessage > 0 {
+		fmt.Fprintf(w, "wire         %s B/message in to the subscribers", group(r.WireInPerMessage))
+		if r.WSCompression {
+			fmt.Fprintf(w, "; permessage-deflate offered, %d messages compressed", r.CompressedMessages)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "publisher    lag p50 %s  p99 %s  max %s; reply p50 %s  p99 %s  max %s\n",
 		us(r.PublishLag.P50), us(r.PublishLag.P99), us(r.PublishLag.Max), us(r.PublishAck.P50), us(r.PublishAck.P99), us(r.PublishAck.Max))
 	if len(r.Nodes) > 1 {

@@ -66,6 +66,9 @@ type subscriber struct {
 	slow    int64      // notifications not in the form scanNotification reads
 	chunk   []byte     // a fragmented message's payload so far
 	stats   *loopStats // its event loop's, for its node; set on first traffic
+	// deflate: its connection negotiated permessage-deflate; set before
+	// it is enrolled. chunkDeflated: the message in chunk had RSV1 set.
+	deflate, chunkDeflated bool
 }
 
 // setFailed marks a subscriber that has not reached the event loops as
@@ -91,6 +94,10 @@ type loopStats struct {
 	delivered atomic.Int64            // deliveries, not counting duplicates; written by its loop only
 	hist      *hdrhistogram.Histogram // delivery latency, µs; its loop's only
 	last      int64                   // the latest delivery, unix ns; its loop's only
+	wireIn    int64                   // bytes read by its subscribers after they subscribed; its loop's only
+	messages  int64                   // messages read by its subscribers after they subscribed; its loop's only
+	deflated  int64                   // of those, the compressed ones (inflated); its loop's only
+	dec       decoder                 // inflates its subscribers' compressed messages; its loop's only
 }
 
 func newLoopStats(node int) *loopStats {
@@ -126,36 +133,41 @@ const (
 )
 
 // nextFrame parses the server frame at the start of b: its final bit,
-// opcode and payload (aliasing b), and its size in b.
-func nextFrame(b []byte) (fin bool, op ws.OpCode, payload []byte, size int, st frameStatus) {
+// its RSV1 bit (a compressed message's first frame: only when deflate,
+// the connection negotiated permessage-deflate, and only on a data
+// frame), opcode and payload (aliasing b), and its size in b.
+func nextFrame(b []byte, deflate bool) (fin, rsv1 bool, op ws.OpCode, payload []byte, size int, st frameStatus) {
 	if len(b) < 2 {
-		return false, 0, nil, 0, frameMore
+		return false, false, 0, nil, 0, frameMore
 	}
-	fin, op = b[0]&0x80 != 0, ws.OpCode(b[0]&0x0f)
-	if b[1]&0x80 != 0 || b[0]&0x70 != 0 {
-		return false, 0, nil, 0, frameBad // servers never mask, nor use RSV bits unasked
+	fin, rsv1, op = b[0]&0x80 != 0, b[0]&0x40 != 0, ws.OpCode(b[0]&0x0f)
+	if b[1]&0x80 != 0 || b[0]&0x30 != 0 {
+		return false, false, 0, nil, 0, frameBad // servers never mask, nor use RSV2 or RSV3 unasked
+	}
+	if rsv1 && (!deflate || (op != ws.OpText && op != ws.OpBinary)) {
+		return false, false, 0, nil, 0, frameBad // RFC 7692 6: RSV1 only on a data message's first frame, once negotiated
 	}
 	n, hl := uint64(b[1]&0x7f), 2
 	switch n {
 	case 126:
 		if len(b) < 4 {
-			return false, 0, nil, 0, frameMore
+			return false, false, 0, nil, 0, frameMore
 		}
 		n, hl = uint64(binary.BigEndian.Uint16(b[2:4])), 4
 	case 127:
 		if len(b) < 10 {
-			return false, 0, nil, 0, frameMore
+			return false, false, 0, nil, 0, frameMore
 		}
 		n, hl = binary.BigEndian.Uint64(b[2:10]), 10
 	}
 	if n > maxMessage || (op.IsControl() && (n > 125 || !fin)) {
-		return false, 0, nil, 0, frameBad // RFC 6455 5.5: control frames are short and whole
+		return false, false, 0, nil, 0, frameBad // RFC 6455 5.5: control frames are short and whole
 	}
 	if uint64(len(b)-hl) < n {
-		return false, 0, nil, 0, frameMore
+		return false, false, 0, nil, 0, frameMore
 	}
 	size = hl + int(n)
-	return fin, op, b[hl:size], size, frameOK
+	return fin, rsv1, op, b[hl:size], size, frameOK
 }
 
 // fanoutClient is the gnet event handler of the subscribers.
@@ -184,7 +196,11 @@ func (fc *fanoutClient) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 	in, _ := c.Peek(-1)
 	now := time.Now().UnixNano()
+	subscribed := s.state.Load() == subSubscribed
 	used, act := s.consume(c, in, now)
+	if subscribed {
+		s.stats.wireIn += int64(used)
+	}
 	if used > 0 { // gnet's Discard(0) discards everything
 		_, _ = c.Discard(used)
 	}
@@ -196,7 +212,7 @@ func (fc *fanoutClient) OnTraffic(c gnet.Conn) gnet.Action {
 func (s *subscriber) consume(c gnet.Conn, in []byte, now int64) (int, gnet.Action) {
 	used := 0
 	for {
-		fin, op, payload, size, st := nextFrame(in[used:])
+		fin, rsv1, op, payload, size, st := nextFrame(in[used:], s.deflate)
 		switch st {
 		case frameMore:
 			return used, gnet.None
@@ -207,18 +223,24 @@ func (s *subscriber) consume(c gnet.Conn, in []byte, now int64) (int, gnet.Actio
 		switch op {
 		case ws.OpText, ws.OpBinary:
 			if fin {
-				s.message(payload, now)
+				if !s.whole(payload, rsv1, now) {
+					return used, gnet.Close
+				}
 				continue
 			}
 			s.chunk = append(s.chunk[:0], payload...)
+			s.chunkDeflated = rsv1
 		case ws.OpContinuation:
 			s.chunk = append(s.chunk, payload...)
 			if len(s.chunk) > maxMessage {
 				return used, gnet.Close
 			}
 			if fin {
-				s.message(s.chunk, now)
+				ok := s.whole(s.chunk, s.chunkDeflated, now)
 				s.chunk = s.chunk[:0]
+				if !ok {
+					return used, gnet.Close
+				}
 			}
 		case ws.OpPing:
 			if c != nil {
@@ -229,6 +251,28 @@ func (s *subscriber) consume(c gnet.Conn, in []byte, now int64) (int, gnet.Actio
 			return used, gnet.Close
 		}
 	}
+}
+
+// whole handles one whole message, inflating it first when deflated;
+// false when it does not inflate (the connection must be closed). Event
+// loop only.
+func (s *subscriber) whole(msg []byte, deflated bool, now int64) bool {
+	subscribed := s.state.Load() == subSubscribed
+	if subscribed {
+		s.stats.messages++
+	}
+	if deflated {
+		var err error
+		if msg, err = s.stats.dec.inflate(msg); err != nil {
+			s.invalid++
+			return false
+		}
+		if subscribed {
+			s.stats.deflated++
+		}
+	}
+	s.message(msg, now)
+	return true
 }
 
 // message handles one whole message. Event loop only.

@@ -162,7 +162,7 @@ func TestNextFrame_bad(t *testing.T) {
 		{fanoutHere(), []byte{0x09, 2, 'h', 'i'}},                                         // a fragmented ping
 		{fanoutHere(), []byte{0x81, 127, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}, // 2^63 bytes
 	} {
-		if _, _, _, _, st := nextFrame(c.frame); st != frameBad {
+		if _, _, _, _, _, st := nextFrame(c.frame, false); st != frameBad {
 			t.Errorf("%s: % x: status %d, want frameBad", c.where, c.frame, st)
 		}
 	}

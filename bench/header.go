@@ -2,8 +2,8 @@ package bench
 
 // NOTE: extra request headers and JWT authentication. Every HTTP request
 // starts with the same head up to its Content-Length value: the request
-// line, Host, Config.Header, the Authorization of the current JWT and
-// Content-Type. It is built once per token (httpHead) and published with
+// line, Host, Config.Header, the Accept-Encoding of Config.Compression,
+// the Authorization of the current JWT and Content-Type. It is built once per token (httpHead) and published with
 // an atomic pointer, which push loads once per request: a request costs
 // one atomic load and one append, never an allocation. With a JWT secret,
 // refreshJWT re-mints the token every Config.JWTRefresh and publishes a
@@ -153,13 +153,14 @@ type httpHead struct {
 // setToken builds the request head for token ("" for none) and publishes
 // it. Safe from any goroutine.
 func (r *runner) setToken(token string) {
-	b := make([]byte, 0, len(r.headers)+len(token)+len(r.t.path)+len(r.t.host)+128)
+	b := make([]byte, 0, len(r.headers)+len(token)+len(r.t.path)+len(r.t.host)+160)
 	b = append(b, "POST "...)
 	b = append(b, r.t.path...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, r.t.host...)
 	b = append(b, "\r\n"...)
 	b = append(b, r.headers...)
+	b = appendAcceptEncoding(b, r.cfg.Compression)
 	if token != "" {
 		b = append(b, "Authorization: Bearer "...)
 		b = append(b, token...)

@@ -97,6 +97,7 @@ func (w *worker) record(us int64) {
 
 func (w *worker) finish() {
 	q := w.oldest()
+	w.answered++
 	if q.measured {
 		if q.got < q.holes && !q.failed {
 			w.fail(ErrMissing, true)

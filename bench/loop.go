@@ -168,10 +168,12 @@ func (lc *loopClient) redial(w *worker) {
 				_ = tc.SetNoDelay(true)
 			}
 			if r.t.ws {
-				if err = handshakeWS(nc, &r.t, w.upgradeHeader(), 5*time.Second); err != nil {
+				var deflate bool
+				if deflate, err = handshakeWS(nc, &r.t, w.upgradeHeader(), r.cfg.WSCompression, 5*time.Second); err != nil {
 					_ = nc.Close()
 					kind = ErrWebSocket
 				}
+				w.deflate = deflate
 			}
 			if err == nil {
 				if _, err = lc.cli.EnrollContext(nc, w); err == nil {
@@ -228,6 +230,7 @@ func (lc *loopClient) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		lc.finish(w)
 		return nil, gnet.Close
 	}
+	w.wireOut += int64(len(out))
 	return out, gnet.None
 }
 
@@ -244,6 +247,7 @@ func (lc *loopClient) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 	in, _ := c.Peek(-1)
 	if len(in) > 0 {
+		w.wireIn += int64(len(in))
 		w.rbuf = append(w.rbuf, in...)
 		_, _ = c.Discard(len(in))
 		w.consume()
@@ -252,7 +256,8 @@ func (lc *loopClient) OnTraffic(c gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	if out := w.fill(); len(out) > 0 {
-		_, _ = c.Write(out)
+		n, _ := c.Write(out)
+		w.wireOut += int64(n)
 	}
 	if w.n == 0 && lc.r.stopping.Load() {
 		lc.finish(w)

@@ -26,12 +26,13 @@ const (
 	ErrShape           = "wrong shape"         // an array answering a single call, or separate objects answering a batch
 	ErrUnsent          = "not sent"            // open loop: due in the measured window, never sent (every pipeline slot waiting)
 	ErrWebSocket       = "websocket"           // a failed handshake, a bad frame or a close from the server
+	ErrEncoding        = "encoding"            // a compressed reply that does not decode, or in a coding not asked for (Config.Compression, WSCompression)
 )
 
 // errKinds are the kinds of errors, in the order the live line names
 // them; errKind indexes them.
 var errKinds = [...]string{ErrConnect, ErrTLS, ErrWebSocket, ErrTransport, ErrTimeout, ErrUnsent, ErrHTTPStatus, ErrHTTPFraming,
-	ErrNotJSON, ErrNotJSONRPC, ErrUnknownID, ErrDuplicate, ErrMissing, ErrUnexpectedError, ErrUnexpectedOK, ErrWrongReply,
+	ErrEncoding, ErrNotJSON, ErrNotJSONRPC, ErrUnknownID, ErrDuplicate, ErrMissing, ErrUnexpectedError, ErrUnexpectedOK, ErrWrongReply,
 	ErrUnexpectedReply, ErrShape}
 
 // unanswered are the kinds of errors whose request got no answer at all

@@ -45,6 +45,24 @@ type Result struct {
 	// ErrorCodes counts the error replies by JSON-RPC code (expected or
 	// not, measured): the first 32 codes seen, the rest as "other".
 	ErrorCodes map[string]int64 `json:"error_codes,omitempty"`
+	// WireInPerRequest and WireOutPerRequest are the bytes read from and
+	// written to the connections per request, as they are on the wire
+	// (compressed replies compressed; HTTP heads, WebSocket frame heads
+	// and stream newlines included; TLS records and the WebSocket
+	// upgrade not): over the whole run, warm-up included, the bytes read
+	// divided by the requests fully answered, and the bytes written by
+	// the requests sent. 0 when none was.
+	WireInPerRequest  float64 `json:"wire_in_bytes_per_request"`
+	WireOutPerRequest float64 `json:"wire_out_bytes_per_request"`
+	// CompressedReplies counts the replies that came compressed and were
+	// decoded, over the whole run, warm-up included: HTTP bodies with a
+	// Content-Encoding (Config.Compression), WebSocket messages with
+	// RSV1 set (Config.WSCompression).
+	CompressedReplies int64 `json:"compressed_replies,omitempty"`
+	// Compression says what the run asked for: the codings of
+	// Config.Compression joined by commas, or "permessage-deflate" for
+	// Config.WSCompression; "" for none.
+	Compression string `json:"compression,omitempty"`
 	// Checked says the replies were checked (Config.NoCheck not set);
 	// otherwise only framing, transport and timeout errors are counted.
 	Checked bool `json:"checked"`
@@ -97,7 +115,10 @@ func (r *runner) result(workers []*worker, stop time.Time) *Result {
 	if res.Duration <= 0 {
 		res.Duration = time.Nanosecond
 	}
+	var wireIn, wireOut, answered, sent int64
 	for _, w := range workers {
+		wireIn, wireOut, answered, sent = wireIn+w.wireIn, wireOut+w.wireOut, answered+w.answered, sent+w.sent
+		res.CompressedReplies += w.compressed
 		res.Requests += w.done.Load()
 		if res.Rate > 0 || len(res.Schedule) > 0 {
 			res.Offered += w.offered
@@ -124,6 +145,18 @@ func (r *runner) result(workers []*worker, stop time.Time) *Result {
 			res.addCode("other", w.others)
 		}
 		res.Hist.Merge(w.hist)
+	}
+	if answered > 0 {
+		res.WireInPerRequest = float64(wireIn) / float64(answered)
+	}
+	if sent > 0 {
+		res.WireOutPerRequest = float64(wireOut) / float64(sent)
+	}
+	switch {
+	case len(r.cfg.Compression) > 0:
+		res.Compression = strings.Join(r.cfg.Compression, ",")
+	case r.cfg.WSCompression:
+		res.Compression = "permessage-deflate"
 	}
 	secs := res.Duration.Seconds()
 	res.RequestsPerSec = float64(res.Requests) / secs
@@ -215,6 +248,7 @@ func (r *Result) WriteTable(w io.Writer) {
 	l := r.Latency
 	fmt.Fprintf(w, "latency     p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
 		us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max))
+	r.writeWire(w)
 	switch {
 	case len(r.Errors) > 0:
 		kinds := slices.Sorted(maps.Keys(r.Errors))
@@ -260,6 +294,19 @@ func (r *Result) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintln(w, head+c.String())
 	}
+}
+
+// writeWire writes the wire line: bytes per request in and out, and
+// the compression asked for and the replies that came compressed.
+func (r *Result) writeWire(w io.Writer) {
+	if r.WireInPerRequest == 0 && r.WireOutPerRequest == 0 {
+		return
+	}
+	fmt.Fprintf(w, "wire        %s B/request in, %s B/request out", group(r.WireInPerRequest), group(r.WireOutPerRequest))
+	if r.Compression != "" {
+		fmt.Fprintf(w, "; %s asked, %d replies compressed", r.Compression, r.CompressedReplies)
+	}
+	fmt.Fprintln(w)
 }
 
 // codesText says the error replies by code, most first: "-32601 12,

@@ -44,6 +44,7 @@ type runner struct {
 	stopping atomic.Bool // no more sends (closed loop); set at the end, or with halted
 	halted   atomic.Bool // stopped before the end: ctx done, or the request budget spent
 	headers  []byte      // Config.Header as header lines; immutable
+	decode   bool        // HTTP replies may come compressed (decodes): their Content-Encoding is read; immutable
 	tls      *tls.Config // a TLS target's client config, its ServerName set; nil otherwise
 	// head is what every HTTP request starts with (header.go); never nil,
 	// replaced whole when the JWT is re-minted: atomic only.
@@ -52,7 +53,7 @@ type runner struct {
 
 // newRunner returns the runner of a load test; cfg is filled and checked.
 func newRunner(cfg Config, t target, msgs []message) *runner {
-	r := &runner{cfg: cfg, t: t, msgs: msgs, headers: appendHeaders(nil, cfg.Header)}
+	r := &runner{cfg: cfg, t: t, msgs: msgs, headers: appendHeaders(nil, cfg.Header), decode: decodes(&cfg)}
 	if t.tls {
 		r.tls = &tls.Config{}
 		if cfg.TLS != nil {
@@ -89,6 +90,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if err := cfg.checkTrace(&t); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkCompression(&t); err != nil {
 		return nil, err
 	}
 	var msgs []message

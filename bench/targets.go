@@ -62,6 +62,11 @@ type TargetsResult struct {
 }
 
 // RunTargets runs cfg against each target, rounds times, interleaved.
+// Config.Compression applies to its http:// and https:// targets and
+// Config.WSCompression to its ws:// and wss:// ones, each left out for
+// the others, so that one config compares HTTP compression with
+// WebSocket compression, as long as one target takes each (or Run's
+// error stands).
 func RunTargets(ctx context.Context, cfg Config, targets []NamedTarget, rounds int, progress io.Writer) (*TargetsResult, error) {
 	if len(targets) < 2 {
 		return nil, errors.New("several targets: two at least")
@@ -70,8 +75,11 @@ func RunTargets(ctx context.Context, cfg Config, targets []NamedTarget, rounds i
 		return nil, errors.New("one round at least")
 	}
 	res := &TargetsResult{Rounds: rounds}
+	var anyHTTP, anyWS bool
 	for _, t := range targets {
 		res.Targets = append(res.Targets, TargetRuns{NamedTarget: t})
+		pt, _ := parseTarget(t.URL)
+		anyHTTP, anyWS = anyHTTP || pt.http, anyWS || pt.ws
 	}
 	for r := range rounds {
 		for k := range targets {
@@ -81,6 +89,14 @@ func RunTargets(ctx context.Context, cfg Config, targets []NamedTarget, rounds i
 			}
 			c := cfg
 			c.Target, c.Progress = targets[i].URL, nil
+			if t, err := parseTarget(c.Target); err == nil {
+				if !t.http && anyHTTP {
+					c.Compression = nil // an HTTP setting, for the others
+				}
+				if !t.ws && anyWS {
+					c.WSCompression = false // a WebSocket setting, for the others
+				}
+			}
 			run, err := Run(ctx, c)
 			if err != nil {
 				return res, fmt.Errorf("%s: %w", targets[i].Name, err)

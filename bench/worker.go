@@ -35,14 +35,20 @@ type worker struct {
 	rbuf  []byte
 	chunk []byte // a fragmented WebSocket message
 	pong  []byte // WebSocket pongs to send
-	next  uint64 // next id
-	mi    int    // next message of the rotation
-	queue []inflight
-	head  int      // oldest in flight, in queue (a ring)
-	n     int      // requests in flight
-	seen  []uint64 // the ring slots' bitsets, words each; allocated once
-	words int      // words of seen per slot: enough for the largest message
-	sent  int64
+	// chunkDeflated: the fragmented message in chunk had RSV1 set.
+	chunkDeflated bool
+	// deflate: the WebSocket connection negotiated permessage-deflate;
+	// set at each (re)dial.
+	deflate bool
+	dec     decoder // inflates compressed replies (compress.go)
+	next    uint64  // next id
+	mi      int     // next message of the rotation
+	queue   []inflight
+	head    int      // oldest in flight, in queue (a ring)
+	n       int      // requests in flight
+	seen    []uint64 // the ring slots' bitsets, words each; allocated once
+	words   int      // words of seen per slot: enough for the largest message
+	sent    int64
 	// late: open loop, past the end: what push sends now is late.
 	late bool
 	// broken: the connection must be closed (event-loop mode).
@@ -71,6 +77,14 @@ type worker struct {
 	detail map[string]string // the first error's text, by kind (failWith); owned likewise
 	codes  map[int64]int64   // error replies by JSON-RPC code, at most maxErrorCodes of them; owned likewise
 	others int64             // error replies of codes past those
+
+	// Wire counts over the whole run, warm-up included; owned by the
+	// worker until it ends. wireIn and wireOut are the bytes read from
+	// and written to the connection (above TLS); answered counts the
+	// requests whose replies are all in (and, on a stream, messages of
+	// notifications only, which get none), measured or not; compressed
+	// the replies that came compressed and were decoded.
+	wireIn, wireOut, answered, compressed int64
 }
 
 // newWorker returns connection idx of r, its buffers allocated.
@@ -118,11 +132,13 @@ func (w *worker) dial() bool {
 		c = tc
 	}
 	if w.r.t.ws {
-		if err := handshakeWS(c, &w.r.t, w.upgradeHeader(), 5*time.Second); err != nil {
+		deflate, err := handshakeWS(c, &w.r.t, w.upgradeHeader(), w.r.cfg.WSCompression, 5*time.Second)
+		if err != nil {
 			_ = c.Close()
 			w.failWith(ErrWebSocket, err, true)
 			return false
 		}
+		w.deflate = deflate
 	}
 	w.conn = c
 	w.rbuf = w.rbuf[:0]
@@ -197,7 +213,9 @@ func (w *worker) runClosed() {
 		}
 		if out := w.fill(); len(out) > 0 {
 			_ = w.conn.SetWriteDeadline(time.Now().Add(r.cfg.Timeout))
-			if _, err := w.conn.Write(out); err != nil {
+			n, err := w.conn.Write(out)
+			w.wireOut += int64(n)
+			if err != nil {
 				w.note(ErrTransport, err)
 				w.lost(ErrTransport)
 				continue
@@ -295,7 +313,9 @@ func (w *worker) run(t0 time.Time) {
 		}
 		if len(w.wbuf) > 0 {
 			_ = w.conn.SetWriteDeadline(now.Add(r.cfg.Timeout))
-			if _, err := w.conn.Write(w.wbuf); err != nil {
+			n, err := w.conn.Write(w.wbuf)
+			w.wireOut += int64(n)
+			if err != nil {
 				w.lost(ErrTransport)
 				continue
 			}
@@ -355,6 +375,7 @@ func (w *worker) readSome(deadline time.Time) error {
 	}
 	k, err := w.conn.Read(w.rbuf[len(w.rbuf):cap(w.rbuf)])
 	w.rbuf = w.rbuf[:len(w.rbuf)+k]
+	w.wireIn += int64(k)
 	if k > 0 {
 		w.consume()
 	}
@@ -449,6 +470,7 @@ func (w *worker) push(intended time.Time) {
 	}
 	if !r.t.http && m.holes == 0 {
 		// A stream sends nothing back for notifications: done at once.
+		w.answered++
 		if measured && !w.late {
 			w.done.Add(1)
 			w.calls.Add(int64(m.calls))

@@ -13,30 +13,36 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gobwas/httphead"
 	"github.com/gobwas/ws"
 )
 
 // handshakeWS upgrades nc to a WebSocket at the target's URL, with
 // gobwas/ws's client handshake (it checks the 101 and the accept key),
-// sending the extra headers h (nil for none) with the upgrade request.
-func handshakeWS(nc net.Conn, t *target, h http.Header, timeout time.Duration) error {
+// sending the extra headers h (nil for none) with the upgrade request,
+// and offering permessage-deflate when deflate is set (wsDeflateOffer).
+// It reports whether the server accepted the offer.
+func handshakeWS(nc net.Conn, t *target, h http.Header, deflate bool, timeout time.Duration) (deflated bool, err error) {
 	_ = nc.SetDeadline(time.Now().Add(timeout))
 	defer nc.SetDeadline(time.Time{})
 	d := ws.Dialer{}
 	if h != nil {
 		d.Header = ws.HandshakeHeaderHTTP(h)
 	}
-	br, _, err := d.Upgrade(nc, t.wsURL)
+	if deflate {
+		d.Extensions = []httphead.Option{wsDeflateOffer}
+	}
+	br, hs, err := d.Upgrade(nc, t.wsURL)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if br != nil {
 		// Frames before any request: no JSON-RPC server sends those, and
 		// they would be lost with gobwas's reader.
 		ws.PutReader(br)
-		return errors.New("websocket: the server sent data right after the handshake")
+		return false, errors.New("websocket: the server sent data right after the handshake")
 	}
-	return nil
+	return deflateAccepted(hs.Extensions)
 }
 
 // wsMask is the mask of the client's frames; RFC 6455 wants it
@@ -59,40 +65,47 @@ func appendWSHeader(dst []byte, n int) []byte {
 	return append(dst, wsMask[:]...)
 }
 
-// consumeWS reads the server frames in rbuf: replies are checked, pings
-// answered (into wbuf), a close ends the connection. It returns the bytes
-// used; bad is set when the connection must be dropped.
-func (w *worker) consumeWS(in []byte) (used int, bad bool) {
+// consumeWS reads the server frames in rbuf: replies are checked (those
+// with RSV1 set inflated first, when the connection negotiated
+// permessage-deflate), pings answered (into wbuf), a close ends the
+// connection. It returns the bytes used; bad, when the connection must
+// be dropped, is the kind of error that counts for what it had in flight
+// (ErrWebSocket, or ErrEncoding for a message that does not inflate).
+func (w *worker) consumeWS(in []byte) (used int, bad string) {
 	for used < len(in) {
 		b := in[used:]
 		if len(b) < 2 {
-			return used, false
+			return used, ""
 		}
 		fin, op := b[0]&0x80 != 0, ws.OpCode(b[0]&0x0f)
-		if b[1]&0x80 != 0 || b[0]&0x70 != 0 {
-			return used, true // servers never mask, nor use RSV bits unasked
+		rsv1 := b[0]&0x40 != 0
+		if b[1]&0x80 != 0 || b[0]&0x30 != 0 {
+			return used, ErrWebSocket // servers never mask, nor use RSV2 or RSV3 unasked
+		}
+		if rsv1 && (!w.deflate || (op != ws.OpText && op != ws.OpBinary)) {
+			return used, ErrWebSocket // RSV1: only a data message's first frame, once negotiated (RFC 7692 6)
 		}
 		n, hl := int64(b[1]&0x7f), 2
 		switch n {
 		case 126:
 			if len(b) < 4 {
-				return used, false
+				return used, ""
 			}
 			n, hl = int64(binary.BigEndian.Uint16(b[2:4])), 4
 		case 127:
 			if len(b) < 10 {
-				return used, false
+				return used, ""
 			}
 			n, hl = int64(binary.BigEndian.Uint64(b[2:10])), 10
 			if n < 0 || n > maxMessage {
-				return used, true
+				return used, ErrWebSocket
 			}
 		}
 		if int64(len(b)-hl) < n {
-			return used, false
+			return used, ""
 		}
 		if op.IsControl() && (n > 125 || !fin) {
-			return used, true // RFC 6455 5.5: control frames are short and whole
+			return used, ErrWebSocket // RFC 6455 5.5: control frames are short and whole
 		}
 		payload := b[hl : hl+int(n)]
 		used += hl + int(n)
@@ -100,14 +113,20 @@ func (w *worker) consumeWS(in []byte) (used int, bad bool) {
 		case ws.OpText, ws.OpBinary, ws.OpContinuation:
 			if op != ws.OpContinuation {
 				w.chunk = w.chunk[:0]
+				w.chunkDeflated = rsv1
 			}
 			if fin && op != ws.OpContinuation {
-				w.checkStream(payload)
+				if !w.checkWS(payload, rsv1) {
+					return used, ErrEncoding
+				}
 				continue
 			}
 			w.chunk = append(w.chunk, payload...)
-			if fin {
-				w.checkStream(w.chunk)
+			if len(w.chunk) > maxMessage {
+				return used, ErrWebSocket
+			}
+			if fin && !w.checkWS(w.chunk, w.chunkDeflated) {
+				return used, ErrEncoding
 			}
 		case ws.OpPing:
 			w.pong = append(w.pong, 0x8a, 0x80|byte(len(payload)))
@@ -117,8 +136,24 @@ func (w *worker) consumeWS(in []byte) (used int, bad bool) {
 			ws.Cipher(w.pong[start:], wsMask, 0)
 		case ws.OpPong:
 		default: // close, or anything else
-			return used, true
+			return used, ErrWebSocket
 		}
 	}
-	return used, false
+	return used, ""
+}
+
+// checkWS checks one whole message, inflating it first when deflated;
+// false when it does not inflate (its cause noted as ErrEncoding's): the
+// connection must then be dropped.
+func (w *worker) checkWS(msg []byte, deflated bool) bool {
+	if deflated {
+		var err error
+		if msg, err = w.dec.inflate(msg); err != nil {
+			w.note(ErrEncoding, err)
+			return false
+		}
+		w.compressed++
+	}
+	w.checkStream(msg)
+	return true
 }

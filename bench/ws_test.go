@@ -21,11 +21,11 @@ func TestConsumeWS_longPing(t *testing.T) {
 	msgs, _ := messagesFromFlags(cfg.Method, cfg.Params, cfg.Batch, cfg.Notify)
 	w := newWorker(newRunner(cfg, tg, msgs), 0)
 	ping := append([]byte{0x89, 126, 0, 200}, make([]byte, 200)...)
-	if _, bad := w.consumeWS(ping); !bad || len(w.pong) != 0 {
-		t.Fatalf("ping of 200 bytes: bad %v, pong %d bytes", bad, len(w.pong))
+	if _, bad := w.consumeWS(ping); bad != ErrWebSocket || len(w.pong) != 0 {
+		t.Fatalf("ping of 200 bytes: bad %q, pong %d bytes", bad, len(w.pong))
 	}
-	if _, bad := w.consumeWS([]byte{0x89, 2, 'h', 'i'}); bad || len(w.pong) != 2+4+2 {
-		t.Fatalf("ping of 2 bytes: bad %v, pong % x", bad, w.pong)
+	if _, bad := w.consumeWS([]byte{0x89, 2, 'h', 'i'}); bad != "" || len(w.pong) != 2+4+2 {
+		t.Fatalf("ping of 2 bytes: bad %q, pong % x", bad, w.pong)
 	}
 }
 

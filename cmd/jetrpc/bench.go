@@ -90,6 +90,7 @@ server in-process.
 		{"pass or fail", []string{"threshold"}},
 		{"capacity search", []string{"find-max", "slo"}},
 		{"several targets", []string{"target", "rounds", "diff"}},
+		{"compression", []string{"compression", "ws-compression"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"tracing (http:// and ws:// targets)", []string{"trace-sample"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},

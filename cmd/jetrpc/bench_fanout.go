@@ -52,6 +52,7 @@ in-process.
 		{"load", []string{"d"}},
 		{"replies", []string{"timeout"}},
 		{"authentication", []string{"header", "jwt-secret"}},
+		{"compression", []string{"ws-compression"}},
 		{"output", []string{"json", "q"}},
 	},
 	examples: `  jetrpc bench fanout --subscribe news -subscribers 10000 -publish-rate 100 -d 10s ws://127.0.0.1:8080/
@@ -84,6 +85,7 @@ func runFanout(ctx context.Context, a *benchArgs, stdout, stderr io.Writer) erro
 	fc := b.fan
 	fc.Topic, fc.Targets = b.topic, fs.Args()
 	fc.Duration, fc.Timeout, fc.Header, fc.JWTSecret = cfg.Duration, cfg.Timeout, cfg.Header, cfg.JWTSecret
+	fc.WSCompression = cfg.WSCompression
 	if err := checkFanoutFlags(&fc); err != nil {
 		return a.usageError(stderr, err)
 	}
@@ -96,7 +98,7 @@ func runFanout(ctx context.Context, a *benchArgs, stdout, stderr io.Writer) erro
 		}
 	}
 	if len(fc.Targets) == 0 {
-		stop, target, err := inProcessTopicServer()
+		stop, target, err := inProcessTopicServer(fc.WSCompression)
 		if err != nil {
 			return err
 		}

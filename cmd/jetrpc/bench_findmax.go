@@ -41,6 +41,7 @@ prints each probe and the highest rate that held, and exits with status
 		{"requests", []string{"method", "params", "batch", "notify", "bodies", "workload", "from-discover"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"capacity search", []string{"find-max", "slo"}},
+		{"compression", []string{"compression", "ws-compression"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"tracing (http:// and ws:// targets)", []string{"trace-sample"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},

@@ -1,8 +1,8 @@
 package main
 
 // NOTE: the flag.Value types of jetrpc bench's flags that parse their
-// value: --target, -schedule, -threshold (and --slo), -header and
-// -jwt-secret. Each checks its value with the bench package's parser
+// value: --target, -schedule, -threshold (and --slo), -compression,
+// -header and -jwt-secret. Each checks its value with the bench package's parser
 // when the flag is parsed, so that a bad value is a usage error, and
 // String prints what was set.
 
@@ -79,6 +79,26 @@ func (f thresholdFlag) Set(s string) error {
 		return err
 	}
 	*f.ts = append(*f.ts, t)
+	return nil
+}
+
+// compressionFlag is -compression: the codings to ask for, read by
+// bench.ParseCompression.
+type compressionFlag struct{ codings *[]string }
+
+func (f compressionFlag) String() string {
+	if f.codings == nil {
+		return ""
+	}
+	return strings.Join(*f.codings, ",")
+}
+
+func (f compressionFlag) Set(s string) error {
+	c, err := bench.ParseCompression(s)
+	if err != nil {
+		return err
+	}
+	*f.codings = c
 	return nil
 }
 

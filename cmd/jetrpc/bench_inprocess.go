@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jetrpc/jetrpc/bench"
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
@@ -16,15 +17,22 @@ import (
 )
 
 // inProcessServer starts the bundled server (jetrpc serve's methods,
-// demo.RegisterServer) on a free port.
-func inProcessServer() (stop func(), target string, err error) {
-	return inProcess("http", registerBundled)
+// demo.RegisterServer) on a free port. It compresses what cfg asks for:
+// its HTTP replies in cfg.Compression's codings, and with
+// cfg.WSCompression its WebSocket messages, the target then a ws:// URL.
+func inProcessServer(cfg *bench.Config) (stop func(), target string, err error) {
+	scheme := "http"
+	if cfg.WSCompression {
+		scheme = "ws"
+	}
+	return inProcess(scheme, registerBundled, engine.WithCompression(cfg.Compression...), engine.WithWSCompression(cfg.WSCompression))
 }
 
 // inProcessTopicServer starts the bundled server on a free port and
-// returns its WebSocket URL, for its topics.
-func inProcessTopicServer() (stop func(), target string, err error) {
-	return inProcess("ws", registerBundled)
+// returns its WebSocket URL, for its topics; wsDeflate turns on its
+// WebSocket compression.
+func inProcessTopicServer(wsDeflate bool) (stop func(), target string, err error) {
+	return inProcess("ws", registerBundled, engine.WithWSCompression(wsDeflate))
 }
 
 // registerBundled registers the bundled server's methods, jetrpc
@@ -34,12 +42,12 @@ func registerBundled(tab *handler.Table, log *slog.Logger) {
 }
 
 // inProcess starts an engine on a free port over a table that register
-// fills, and returns its URL with scheme.
-func inProcess(scheme string, register func(*handler.Table, *slog.Logger)) (stop func(), target string, err error) {
+// fills, with opts, and returns its URL with scheme.
+func inProcess(scheme string, register func(*handler.Table, *slog.Logger), opts ...engine.Option) (stop func(), target string, err error) {
 	quiet := slog.New(slog.DiscardHandler)
 	tab := handler.NewTable(handler.WithLogger(quiet))
 	register(tab, quiet)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet))
+	e := engine.New(tab, append([]engine.Option{engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet)}, opts...)...)
 	if err := e.Start(); err != nil {
 		return nil, "", err
 	}

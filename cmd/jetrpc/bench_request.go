@@ -96,7 +96,7 @@ func singleTarget(a *benchArgs, stdout io.Writer) (stop func(), err error) {
 		cfg.Target = a.discover
 		return nil, nil
 	}
-	stop, target, err := inProcessServer()
+	stop, target, err := inProcessServer(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,7 @@ or, with -threshold conditions, when one fails.
 		{"requests", []string{"method", "params", "batch", "notify", "bodies", "workload", "from-discover", "print-workload"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"pass or fail", []string{"threshold"}},
+		{"compression", []string{"compression", "ws-compression"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"tracing (http:// and ws:// targets)", []string{"trace-sample"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},

@@ -43,6 +43,7 @@ flags: no target argument.
 		{"requests", []string{"method", "params", "batch", "notify", "bodies", "workload", "from-discover"}},
 		{"replies", []string{"expect-error", "no-check", "timeout"}},
 		{"several targets", []string{"target", "rounds", "diff"}},
+		{"compression", []string{"compression", "ws-compression"}},
 		{"authentication (http:// and ws:// targets)", []string{"header", "jwt-secret"}},
 		{"tracing (http:// and ws:// targets)", []string{"trace-sample"}},
 		{"TLS (https:// and wss:// targets)", []string{"ca", "insecure"}},

@@ -560,12 +560,12 @@ func TestBench_jsonSchemaCoversTheResult(t *testing.T) {
 // --target: the differential check, then interleaved rounds side by
 // side; a target argument beside --target is refused.
 func TestBench_targets(t *testing.T) {
-	stopA, a, err := inProcessServer()
+	stopA, a, err := inProcessServer(&bench.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stopA()
-	stopB, b, err := inProcessServer()
+	stopB, b, err := inProcessServer(&bench.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
