@@ -112,7 +112,9 @@ func decodes(cfg *Config) bool {
 }
 
 // appendAcceptEncoding appends the Accept-Encoding header line of
-// codings, in their order; nothing for none.
+// codings, the first preferred: "Accept-Encoding: zstd, gzip;q=0.9"
+// (the second of two has q 0.9, so that a server picks by the client's
+// order, not its own); nothing for none.
 func appendAcceptEncoding(dst []byte, codings []string) []byte {
 	if len(codings) == 0 {
 		return dst
@@ -123,6 +125,9 @@ func appendAcceptEncoding(dst []byte, codings []string) []byte {
 			dst = append(dst, ", "...)
 		}
 		dst = append(dst, name...)
+		if i > 0 {
+			dst = append(dst, ";q=0.9"...)
+		}
 	}
 	return append(dst, "\r\n"...)
 }
@@ -220,6 +225,9 @@ func (d *decoder) decode(k coding, body []byte) ([]byte, error) {
 			return nil, err
 		}
 		d.out = out
+		if len(out) > d.limit() {
+			return nil, errInflatedTooLarge
+		}
 		return out, nil
 	}
 	return nil, errUnknownCoding

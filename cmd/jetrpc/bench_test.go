@@ -704,3 +704,82 @@ func TestBench_helpMode(t *testing.T) {
 		t.Errorf("help bogus: %v %s", err, errOut.String())
 	}
 }
+
+// TestBench_compressionFlags: -compression sets bench.Config.Compression
+// (the codings in order) and -ws-compression WSCompression; against the
+// in-process server, which then compresses as asked, -json reports the
+// replies compressed and the wire bytes per request; bad codings, a
+// target of the other kind and -compression in a fan-out run are
+// refused.
+func TestBench_compressionFlags(t *testing.T) {
+	var cfg bench.Config
+	fs, _ := newBenchFlags(&cfg)
+	if err := fs.Parse([]string{"-compression", "zstd,gzip", "-ws-compression"}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.Compression, []string{"zstd", "gzip"}) || !cfg.WSCompression {
+		t.Fatalf("compression %q, ws %v", cfg.Compression, cfg.WSCompression)
+	}
+	params := `["` + strings.Repeat("abcdefgh", 2000) + `"]`
+	for _, c := range []struct {
+		flags       []string
+		compression string
+	}{
+		{nil, ""},
+		{[]string{"-compression", "gzip"}, "gzip"},
+		{[]string{"-compression", "zstd"}, "zstd"},
+		{[]string{"-ws-compression"}, "permessage-deflate"},
+	} {
+		var out strings.Builder
+		args := append([]string{"bench", "run", "-q", "-json", "-c", "2", "-n", "50", "-warmup", "0", "-method", "echo", "-params", params}, c.flags...)
+		if err := run(context.Background(), args, &out, io.Discard); err != nil {
+			t.Fatalf("%q: %v", c.flags, err)
+		}
+		var res struct {
+			Compression string  `json:"compression"`
+			Compressed  int64   `json:"compressed_replies"`
+			WireIn      float64 `json:"wire_in_bytes_per_request"`
+			WireOut     float64 `json:"wire_out_bytes_per_request"`
+		}
+		if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+			t.Fatal(err)
+		}
+		compressed := c.compression != ""
+		if res.Compression != c.compression || (res.Compressed >= 50) != compressed || (res.WireIn < 16000) == !compressed || res.WireOut < 16000 {
+			t.Fatalf("%q: %+v", c.flags, res)
+		}
+	}
+	for _, c := range []struct{ args, want string }{
+		{"-compression br http://127.0.0.1:1/", `compression "br": want gzip or zstd`},
+		{"-compression gzip,gzip http://127.0.0.1:1/", "compression gzip named twice"},
+		{"-compression gzip ws://127.0.0.1:1/", "HTTP compression (Accept-Encoding) is for http:// and https:// targets"},
+		{"-compression gzip tcp://127.0.0.1:1", "HTTP compression (Accept-Encoding) is for http:// and https:// targets"},
+		{"-ws-compression http://127.0.0.1:1/", "WebSocket compression is for ws:// and wss:// targets"},
+		{"-compression gzip -header Accept-Encoding:br http://127.0.0.1:1/", "the compression setting writes Accept-Encoding"},
+		{"fanout --subscribe news -compression gzip ws://127.0.0.1:1/", "-compression does not apply to a fan-out run (bench fanout)"},
+	} {
+		args := append([]string{"bench"}, strings.Fields(c.args)...)
+		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestBench_fanoutWSCompression: bench fanout -ws-compression against the
+// in-process server, which then compresses, gets its deliveries
+// compressed.
+func TestBench_fanoutWSCompression(t *testing.T) {
+	var out strings.Builder
+	args := []string{"bench", "fanout", "--subscribe", "news", "-q", "-json", "-subscribers", "5", "-publishes", "20",
+		"-publish-rate", "200", "-payload-size", "3000", "-ws-compression"}
+	if err := run(context.Background(), args, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var res bench.FanoutResult
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.WSCompression || res.CompressedMessages != 5*20 || res.WireInPerMessage > 1000 || res.Lost != 0 {
+		t.Fatalf("%d compressed, %.0f B per message, %d lost", res.CompressedMessages, res.WireInPerMessage, res.Lost)
+	}
+}
