@@ -21,9 +21,10 @@
 // reply to no request. Errors are counted by kind, so that a server
 // answering fast but wrong does not look good; error replies also by
 // JSON-RPC code, and for the errors with a cause (connect, tls,
-// websocket, transport) the first cause's text is kept. Result.Failure
-// says why a run failed; Result.CheckThresholds checks conditions on it
-// (ParseThreshold: p99<5ms, errors==0, rps>50000) for a CI gate.
+// websocket, transport, encoding) the first cause's text is kept.
+// Result.Failure says why a run failed; Result.CheckThresholds checks
+// conditions on it (ParseThreshold: p99<5ms, errors==0, rps>50000) for a
+// CI gate.
 //
 // Over a stream (tcp, unix, ws) the server never answers notifications,
 // so a closed loop whose every message is a notification is refused: use
@@ -41,6 +42,19 @@
 // traces shows the load test's calls: each HTTP request is drawn alone, a
 // WebSocket once per connection, at its upgrade; a stream cannot carry
 // one. A share of 0 costs the request path nothing.
+//
+// With Config.Compression an HTTP request asks for gzip or zstd replies
+// (Accept-Encoding, the first coding named preferred) and a reply whose
+// Content-Encoding is one of them is decoded before its checks; with
+// Config.WSCompression the WebSocket upgrade offers permessage-deflate
+// without context takeover, and a message with RSV1 set is inflated
+// before its checks (the tool's own messages go raw, which RFC 7692
+// allows); FanoutConfig.WSCompression does the same for the fan-out's
+// subscribers. A reply that does not decode is an ErrEncoding error.
+// Every run counts the bytes read from and written to its connections,
+// as they are on the wire (compressed, above TLS), and reports them per
+// request (Result.WireInPerRequest, WireOutPerRequest), compressed or
+// not.
 //
 // With Config.MetricsURL, Run reads the server's Prometheus metrics (a
 // jetrpc server's jsonrpc_server_handled_total and
@@ -79,7 +93,10 @@
 // Each connection reuses one write buffer and one read buffer; requests
 // are built from templates with the ids patched in, behind an HTTP head
 // built once per JWT (swapped atomically when the token is re-minted);
-// replies are checked in place. A request costs no allocation in steady state.
+// replies are checked in place, or decoded first into a buffer the
+// connection keeps, by coders it makes on first use and resets per reply
+// (Config.Compression, WSCompression). A request costs no allocation in
+// steady state.
 //
 // # Limits
 //

@@ -39,8 +39,8 @@ type Result struct {
 	// with errors measured a server that does not answer right.
 	Errors map[string]int64 `json:"errors"`
 	// ErrorDetail holds, for the errors whose cause has a text (connect,
-	// tls, websocket, transport), the first one's: "dial tcp 127.0.0.1:1:
-	// connect: connection refused".
+	// tls, websocket, transport, encoding), the first one's: "dial tcp
+	// 127.0.0.1:1: connect: connection refused".
 	ErrorDetail map[string]string `json:"error_detail,omitempty"`
 	// ErrorCodes counts the error replies by JSON-RPC code (expected or
 	// not, measured): the first 32 codes seen, the rest as "other".

@@ -69,6 +69,12 @@ A server that wants authentication gets -header lines and, with
 request and with the WebSocket upgrade; a tcp:// or unix:// stream has no
 headers to carry them.
 
+-compression gzip|zstd|gzip,zstd asks an http:// target for compressed
+replies (Accept-Encoding) and decodes them before checking them;
+-ws-compression offers a ws:// target (and the fan-out's subscribers)
+permessage-deflate and inflates what comes compressed. Every run prints
+the bytes on the wire per request, in and out.
+
 With --subscribe TOPIC it measures the fan-out of a topic instead:
 -subscribers WebSocket connections, spread round-robin over the ws://
 URLs given (the nodes of one service), each subscribe to TOPIC with
@@ -115,6 +121,7 @@ server in-process.
   jetrpc serve --metrics 127.0.0.1:9100 &           # then, the server's view beside the client's:
   jetrpc bench -metrics http://127.0.0.1:9100/metrics http://127.0.0.1:8080/
   jetrpc bench -header 'X-API-Key: s3cret' -header 'X-Tenant: a' ws://127.0.0.1:8080/
+  jetrpc bench -compression zstd -method echo -params "$(cat big.json)" http://127.0.0.1:8080/  # vs serve --compression gzip,zstd
   jetrpc bench -jwt-secret jwt.hex -method eth_chainId -params '[]' http://127.0.0.1:8551/  # geth's auth port
   jetrpc bench --subscribe news -subscribers 10000 -publish-rate 100 -d 10s ws://127.0.0.1:8080/
   jetrpc bench --subscribe news -json -max-lost 10 ws://10.0.0.1:8080/ ws://10.0.0.2:8080/  # two nodes

@@ -81,7 +81,7 @@ func newBenchFlags(cfg *bench.Config) (*flag.FlagSet, *benchFlags) {
 	fs.StringVar(&cfg.MetricsURL, "metrics", "", "read the server's Prometheus metrics at `URL` (jetrpc serve --metrics) when the measured window opens and closes, "+
 		"and print its own view (calls handled, errors by code, rate, p50/p99 handling time) beside the client's")
 	fs.Var(compressionFlag{&cfg.Compression}, "compression", "http:// and https:// targets: ask for compressed replies in these `codings`, "+
-		"gzip, zstd or gzip,zstd (sent as Accept-Encoding in that order), and decode them before their checks (jetrpc serve --compression)")
+		"gzip, zstd or gzip,zstd (sent as Accept-Encoding, the first preferred), and decode them before their checks (jetrpc serve --compression)")
 	fs.BoolVar(&cfg.WSCompression, "ws-compression", false, "ws:// and wss:// targets, and the fan-out's subscribers: offer permessage-deflate "+
 		"(no context takeover either way) and inflate the compressed messages before their checks; requests are sent raw (jetrpc serve --ws-compression)")
 	newRunFlags(fs, b)
