@@ -19,9 +19,10 @@ import (
 // the tests that open it in a browser.
 
 // WriteHTML writes the run as a self-contained HTML report: the load and
-// its outcome, the latency by percentile, throughput, latency and errors
-// over time, errors by kind and code, the replies by method, the
-// thresholds, and the run's whole configuration.
+// its outcome (the bytes on the wire per request too), the latency by
+// percentile, throughput, latency and errors over time, errors by kind
+// and code, the replies by method, the thresholds, and the run's whole
+// configuration.
 func (r *Result) WriteHTML(w io.Writer) error {
 	var b strings.Builder
 	esc := html.EscapeString
@@ -49,6 +50,13 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}.bad{color:#b00}.ok{colo
 	row("requests", fmt.Sprintf("%s answered, %s calls", group(float64(r.Requests)), group(float64(r.Calls))))
 	row("throughput", fmt.Sprintf("%s requests/s, %s calls/s", group(r.RequestsPerSec), group(r.CallsPerSec)))
 	row("latency", esc(fmt.Sprintf("p50 %s · p90 %s · p99 %s · p99.9 %s · max %s · mean %s", us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(int64(l.Mean)))))
+	if r.WireInPerRequest > 0 || r.WireOutPerRequest > 0 {
+		wire := fmt.Sprintf("%s B/request in, %s B/request out", group(r.WireInPerRequest), group(r.WireOutPerRequest))
+		if r.Compression != "" {
+			wire += fmt.Sprintf("; %s asked, %d replies compressed", r.Compression, r.CompressedReplies)
+		}
+		row("wire", esc(wire))
+	}
 	row("errors", verdict)
 	for _, t := range r.Thresholds {
 		class := "ok"
