@@ -34,6 +34,8 @@ var ThresholdMetrics = map[string]string{
 	"requests":   "requests answered",
 	"errors":     "errors of every kind",
 	"error_rate": "errors per call made (calls answered, plus requests that got none), 0 to 1 (or a percentage: 0.1%)",
+	"wire_in":    "bytes read from the wire per request answered (compressed replies compressed)",
+	"wire_out":   "bytes written to the wire per request sent",
 }
 
 // latencyMetric reports whether metric is a latency, whose value is a
@@ -91,7 +93,7 @@ func ParseThreshold(s string) (Threshold, error) {
 
 // metricNames lists the metrics, sorted as ThresholdMetrics reads.
 func metricNames() string {
-	return "p50 p90 p99 p99.9 max mean rps cps requests errors error_rate"
+	return "p50 p90 p99 p99.9 max mean rps cps requests errors error_rate wire_in wire_out"
 }
 
 // Actual returns what the threshold's metric measured in r: a latency in
@@ -118,6 +120,10 @@ func (t Threshold) Actual(r *Result) float64 {
 		return float64(r.Requests)
 	case "errors":
 		return float64(r.TotalErrors())
+	case "wire_in":
+		return r.WireInPerRequest
+	case "wire_out":
+		return r.WireOutPerRequest
 	case "error_rate":
 		// Errors per call made: the calls answered (a wrong reply is one
 		// of them) plus the requests that got no answer at all.

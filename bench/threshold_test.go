@@ -52,12 +52,13 @@ func TestParseThreshold(t *testing.T) {
 func TestResult_CheckThresholds(t *testing.T) {
 	r := &Result{
 		Requests: 990, Calls: 1980, RequestsPerSec: 49_500, CallsPerSec: 99_000,
-		Latency: Latency{P50: 300, P90: 900, P99: 4200, P999: 7000, Max: 12_000, Mean: 410.5},
-		Errors:  map[string]int64{ErrTimeout: 6, ErrHTTPStatus: 4},
+		Latency:          Latency{P50: 300, P90: 900, P99: 4200, P999: 7000, Max: 12_000, Mean: 410.5},
+		Errors:           map[string]int64{ErrTimeout: 6, ErrHTTPStatus: 4},
+		WireInPerRequest: 320.5, WireOutPerRequest: 100_200,
 	}
 	var ts []Threshold
 	for _, s := range []string{"p50<1ms", "p90<=900us", "p99<4ms", "p99.9<8ms", "max<10ms", "mean<0.5ms", "rps>50000",
-		"cps>=99000", "requests==990", "errors==10", "error_rate<0.5%", "error_rate<=0.01"} {
+		"cps>=99000", "requests==990", "errors==10", "error_rate<0.5%", "error_rate<=0.01", "wire_in<1000", "wire_out<100000"} {
 		th, err := ParseThreshold(s)
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +68,7 @@ func TestResult_CheckThresholds(t *testing.T) {
 	err := r.CheckThresholds(ts)
 	want := map[string]bool{"p50<1ms": true, "p90<=900us": true, "p99<4ms": false, "p99.9<8ms": true, "max<10ms": false,
 		"mean<0.5ms": true, "rps>50000": false, "cps>=99000": true, "requests==990": true, "errors==10": true,
-		"error_rate<0.5%": false, "error_rate<=0.01": true} // 10 errors of 1,990 calls made (1,980 answered, 10 requests without one): 0.503 %
+		"error_rate<0.5%": false, "error_rate<=0.01": true, "wire_in<1000": true, "wire_out<100000": false} // 10 errors of 1,990 calls made (1,980 answered, 10 requests without one): 0.503 %
 	if len(r.Thresholds) != len(ts) {
 		t.Fatalf("%d results for %d thresholds", len(r.Thresholds), len(ts))
 	}
@@ -76,7 +77,7 @@ func TestResult_CheckThresholds(t *testing.T) {
 			t.Errorf("%s: ok %v (actual %g), want %v", c.Expr, c.OK, c.Actual, want[c.Expr])
 		}
 	}
-	if err == nil || err.Error() != "thresholds failed: p99<4ms: FAILED (4.20ms); max<10ms: FAILED (12.00ms); rps>50000: FAILED (49500); error_rate<0.5%: FAILED (0.5025%)" {
+	if err == nil || err.Error() != "thresholds failed: p99<4ms: FAILED (4.20ms); max<10ms: FAILED (12.00ms); rps>50000: FAILED (49500); error_rate<0.5%: FAILED (0.5025%); wire_out<100000: FAILED (100200)" {
 		t.Errorf("error: %v", err)
 	}
 	var b strings.Builder

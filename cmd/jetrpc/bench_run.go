@@ -61,7 +61,7 @@ func newRunFlags(fs *flag.FlagSet, b *benchFlags) {
 	fs.BoolVar(&b.jsonSchema, "json-schema", false, "print the JSON Schema of what -json prints (a run's result), and exit")
 	fs.StringVar(&b.report, "report", "", "write a self-contained HTML report to `file`: the load, latency by percentile, throughput, latency and errors over time, errors, replies by method, thresholds, the configuration")
 	fs.Var(thresholdFlag{&b.thresholds}, "threshold", "check `condition` at the end, such as 'p99<5ms', 'errors==0', 'rps>50000' or 'error_rate<0.1%' "+
-		"(repeatable; metrics p50 p90 p99 p99.9 max mean rps cps requests errors error_rate): the exit status is 2 when one fails. "+
+		"(repeatable; metrics p50 p90 p99 p99.9 max mean rps cps requests errors error_rate wire_in wire_out): the exit status is 2 when one fails. "+
 		"With thresholds, they alone decide: errors fail the run only through one")
 }
 
