@@ -107,5 +107,6 @@
 // chunk size of more than 8 hex digits, a Content-Length of more than
 // 10 digits, a response head over 64 KiB, or chunk extensions and
 // trailers over 64 KiB in all is an HTTP framing error (responses are
-// read with parser/http1's ResponseReader).
+// read with parser/http1's ResponseReader). A compressed reply inflates
+// to 64 MiB at most (past it, an ErrEncoding error).
 package bench
