@@ -394,3 +394,22 @@ func TestConsumeWS_rsv1(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTargets_compressionByKind: in a run over an http:// and a ws://
+// target, Compression applies to the first and WSCompression to the
+// second, so that one config compares them.
+func TestRunTargets_compressionByKind(t *testing.T) {
+	addr := startDemoEngine(t, engine.WithCompression(engine.CodingGzip), engine.WithWSCompression(true))
+	cfg := Config{Conns: 2, Requests: 50, Warmup: -1, Method: "echo", Params: bigEcho(20 << 10),
+		Compression: []string{CodingGzip}, WSCompression: true}
+	res, err := RunTargets(context.Background(), cfg, []NamedTarget{{Name: "http", URL: "http://" + addr + "/"}, {Name: "ws", URL: "ws://" + addr + "/"}}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"gzip", "permessage-deflate"} {
+		r := res.Targets[i].Runs[0]
+		if r.TotalErrors() != 0 || r.Compression != want || r.CompressedReplies < 50 {
+			t.Fatalf("%s: errors %v, compression %q, %d compressed", res.Targets[i].Name, r.Errors, r.Compression, r.CompressedReplies)
+		}
+	}
+}
