@@ -29,7 +29,15 @@ import (
 // pool. msg is only read, and only until Dispatch returns. ctx is passed
 // to the methods. Safe from any goroutine.
 func (t *Table) Dispatch(ctx context.Context, dst, msg []byte) []byte {
-	out, _ := t.dispatch(ctx, dst, msg, false, nil)
+	out, _ := t.dispatch(ctx, dst, msg, false, nil, nil)
+	return out
+}
+
+// dispatchStreaming is Dispatch for a caller that takes the reply of a
+// single request of a streamed method (RegisterStream) in parts through
+// sink, as they are made; the rest of the reply is appended to dst.
+func (t *Table) dispatchStreaming(ctx context.Context, dst, msg []byte, sink ReplySink) []byte {
+	out, _ := t.dispatch(ctx, dst, msg, false, nil, sink)
 	return out
 }
 
@@ -44,7 +52,7 @@ func (t *Table) dispatchPanicked(v any, dst []byte) []byte {
 
 // dispatch runs msg, or with inlineOnly defers it to later when it needs
 // a worker.
-func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, later *Pending) (out []byte, oc Outcome) {
+func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, later *Pending, sink ReplySink) (out []byte, oc Outcome) {
 	t.seal()
 	var st *state
 	if later != nil && later.spare != nil {
@@ -53,6 +61,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 	} else {
 		st = getState(t)
 	}
+	st.sink = sink // a single request's: flushPart ignores it in a batch
 	start := dst
 	defer func() {
 		if v := recover(); v != nil { // st is left to the collector

@@ -197,7 +197,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := pool.Responses.Get()
 	defer pool.Responses.Put(out)
-	out.B = h.Table.Dispatch(cc, out.B, body.B)
+	sink := httpSink{w: w}
+	out.B = h.Table.dispatchStreaming(cc, out.B, body.B, &sink)
+	if sink.begun {
+		_, _ = w.Write(out.B) // a streamed reply's last part; net/http ends the chunked body
+		return
+	}
 	if len(out.B) == 0 {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -222,3 +227,22 @@ func (h *HTTPHandler) preflight(w http.ResponseWriter) {
 }
 
 var jsonContentType = []string{"application/json"}
+
+// httpSink sends the parts of a streamed reply (RegisterStream) through
+// a ResponseWriter, each flushed as it comes: net/http sends the body
+// chunked (HTTP/1.1), and a client that reads slowly blocks the Write.
+type httpSink struct {
+	w     http.ResponseWriter
+	begun bool // the head went, with the first part
+}
+
+func (s *httpSink) SendPart(part []byte) error {
+	if !s.begun {
+		s.begun = true
+		s.w.Header()["Content-Type"] = jsonContentType
+	}
+	if _, err := s.w.Write(part); err != nil {
+		return err
+	}
+	return http.NewResponseController(s.w).Flush()
+}

@@ -50,7 +50,7 @@ const (
 // gives one Pending again and again calls its Flush after each burst of
 // input (each read), so that a table with metrics counts the burst.
 func (t *Table) DispatchInline(ctx context.Context, dst, msg []byte, later *Pending) ([]byte, Outcome) {
-	return t.dispatch(ctx, dst, msg, true, later)
+	return t.dispatch(ctx, dst, msg, true, later, nil)
 }
 
 // Pending is a message that DispatchInline parsed and planned but could

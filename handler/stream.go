@@ -79,9 +79,10 @@ type ReplySink interface {
 // yield returns false) and the method's context is done. The method
 // should watch ctx; it is checked between parts as well.
 //
-// A streamed method called in a batch, through Dispatch, or over a
-// transport that cannot stream gets its result built whole, bounded by
-// Options.MaxResponseSize as any reply. Interceptors see a streamed
+// The engine streams such a result over every transport, and so does
+// NewHTTPHandler (net/http, flushing each part). A streamed method
+// called in a batch or through Dispatch gets its result built whole,
+// bounded by Options.MaxResponseSize as any reply. Interceptors see a streamed
 // call's outcome (Code, Err) but not its Result, and cannot replace a
 // reply that has begun (Answer or an error after Next do nothing then);
 // a notification runs the iterator to its end and sends nothing.
@@ -269,7 +270,7 @@ func (pr *producer[E]) next(e E, err error) bool {
 // built whole, and only its size is checked.
 func (t *Table) flushPart(ctx context.Context, st *state, dst []byte, start int) ([]byte, error) {
 	n := len(dst) - start
-	if st.sink == nil {
+	if st.sink == nil || st.msg.Kind != parser.KindSingle {
 		if n > t.opts.MaxResponseSize {
 			return dst, errWholeTooLarge
 		}

@@ -9,7 +9,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"iter"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,5 +219,36 @@ func TestRegisterStream_timeoutInContext(t *testing.T) {
 	got, _ = runStreamed(t, tab, `{"jsonrpc":"2.0","method":"slow","id":2}`, &partSink{})
 	if !strings.HasSuffix(got, `"_streamStatus":"failed","_streamError":{"code":-32002,"message":"Deadline exceeded"},"id":2}`) {
 		t.Errorf("past its timeout: ends %s", got[max(len(got)-120, 0):])
+	}
+}
+
+// TestHTTPHandler_streamsResult: mounted in net/http, a streamed result
+// goes out chunked as it is made, equal to the whole reply; a batch
+// holding it is built whole.
+func TestHTTPHandler_streamsResult(t *testing.T) {
+	tab := handler.NewTable()
+	var went int
+	handler.RegisterStream(tab, "up", func(_ context.Context, p [1]int) iter.Seq2[int, error] { return upTo(p[0], nil, &went) })
+	srv := httptest.NewServer(handler.NewHTTPHandler(tab))
+	defer srv.Close()
+	post := func(body string) (*http.Response, string) {
+		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, string(b)
+	}
+	resp, got := post(`{"jsonrpc":"2.0","method":"up","params":[200000],"id":1}`)
+	if want := `{"jsonrpc":"2.0","result":` + wantArray(200000) + `,"id":1}`; got != want || len(resp.TransferEncoding) != 1 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("streamed: %d bytes (want %d), transfer encoding %v, %v", len(got), len(want), resp.TransferEncoding, resp.Header)
+	}
+	resp, got = post(`[{"jsonrpc":"2.0","method":"up","params":[3],"id":1}]`)
+	if got != `[{"jsonrpc":"2.0","result":[0,1,2],"id":1}]` || resp.ContentLength != int64(len(got)) {
+		t.Errorf("in a batch: %s, length %d", got, resp.ContentLength)
 	}
 }
