@@ -36,6 +36,16 @@
 // Over a stream each reply is followed by
 // "\n" and replies may come in any order.
 //
+// The result of a streamed method (handler.RegisterStream) goes out as
+// the method makes it, in parts of about 32 KiB: a chunked body over
+// HTTP/1.1 (delimited by the connection's close over HTTP/1.0), fragments
+// of one text message over WebSocket, the bytes themselves over a stream;
+// compressed part by part when negotiated. The engine holds at most
+// Options.StreamWindow bytes of it: a client that reads slowly pauses
+// the method on its worker, and one that goes ends it. While a streamed
+// reply goes on a WebSocket or a stream, the connection's other replies
+// and its server messages wait for it to end.
+//
 // A client may half-close its side after its last request (shutdown
 // SHUT_WR, as nc -N and socat do) and still read every reply: gnet closes
 // a connection at EOF, so when work is still running then, the connection

@@ -125,6 +125,17 @@
 // handler/topics, built on these subscriptions; package
 // handler/natsbroker carries them between nodes over NATS.
 //
+// # Streamed results
+//
+// RegisterStream registers a method whose result is an array it
+// produces element by element (an iter.Seq2): a transport that can
+// (the engine, NewHTTPHandler) sends it as it is made, in bounded
+// memory, pausing the method while the client reads slowly; Dispatch and
+// batches build it whole. A failure once the result has begun to go
+// ends it flagged ("_streamStatus":"failed", "_streamError"): see
+// RegisterStream. A transport takes the parts through a ReplySink
+// (Pending.StreamTo).
+//
 // # Call metadata and interceptors
 //
 // A transport describes who is calling in a Meta — the transport, the
