@@ -128,7 +128,9 @@ func (j *job) release() {
 	j.c, j.out, j.head, j.late = nil, out, head, j.late[:0]
 	j.seq, j.tag, j.cors, j.page, j.next, j.ctx = 0, 0, "", nil, nil, nil
 	j.deadline, j.timeout, j.answered, j.lane, j.dprev, j.dnext = 0, 0, false, nil, nil, nil
-	j.rs.reset()
+	if j.rs.listed.Load() || len(j.rs.parts) > 0 || j.rs.gone {
+		j.rs.reset() // it streamed
+	}
 	jobs.Put(j)
 }
 
@@ -235,7 +237,11 @@ func (c *conn) collect(out []byte) []byte {
 				c.work.notLate(j) // its reply came before the loop answered it: the reply goes
 			}
 			c.work.finished(j.seq)
-			out = c.replyDone(out, j)
+			if c.strm == nil && !j.rs.listed.Load() {
+				out = c.codec.reply(c, out, j) // no streamed reply in the way
+			} else {
+				out = c.replyDone(out, j)
+			}
 		}
 		j = next
 	}
