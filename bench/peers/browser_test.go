@@ -65,8 +65,9 @@ type pageResult struct {
 	Steps     []string `json:"steps"`
 	Error     *jsError `json:"error"`
 	HTTP      struct {
-		AdminStats httpOutcome `json:"admin_stats"`
-		Add        httpOutcome `json:"add"`
+		AdminStats httpOutcome  `json:"admin_stats"`
+		Add        httpOutcome  `json:"add"`
+		Range      rangeOutcome `json:"range"`
 	} `json:"http"`
 	WS struct {
 		Protocol    string   `json:"protocol"`
@@ -79,6 +80,7 @@ type pageResult struct {
 			OK     bool `json:"ok"`
 			Length int  `json:"length"`
 		} `json:"large"`
+		Range         rangeOutcome    `json:"range"`
 		Notifications []clockNote     `json:"notifications"`
 		Unexpected    json.RawMessage `json:"unexpected"`
 		Garbage       json.RawMessage `json:"garbage"`
@@ -88,6 +90,23 @@ type pageResult struct {
 			WasClean bool `json:"wasClean"`
 		} `json:"close"`
 	} `json:"ws"`
+}
+
+// rangeOutcome is the page's check of range {"n":200000}, a streamed
+// result: every element in place.
+type rangeOutcome struct {
+	OK     bool `json:"ok"`
+	Length int  `json:"length"`
+}
+
+// checkRanges checks that range's streamed result reached the page
+// whole, through the WebSocket (fragments) and, when the page's origin
+// may fetch, through fetch (chunked, with the CORS headers).
+func checkRanges(t *testing.T, r pageResult, raw []byte, fetched bool) {
+	t.Helper()
+	if fetched && !r.HTTP.Range.OK || !r.WS.Range.OK {
+		t.Errorf("range 200000 streamed: fetch %+v, WebSocket %+v, want [0..199999] whole\n%s", r.HTTP.Range, r.WS.Range, raw)
+	}
 }
 
 // jsError is a JavaScript exception as the page reports it.
@@ -407,6 +426,7 @@ func TestBrowser(t *testing.T) {
 		httpURL, wsURL := startJetrpc(t, bin, "--cors", origin, "--api-keys", keys)
 		r, raw := runPage(t, browser, origin, pageURL(origin, httpURL, wsURL), results)
 		checkWS(t, r, raw)
+		checkRanges(t, r, raw, true)
 
 		stats := httpResult[adminStats](t, "fetch admin_stats", r.HTTP.AdminStats, raw)
 		if stats.Caller.Transport != "http" || stats.Connections < 1 {
@@ -423,6 +443,7 @@ func TestBrowser(t *testing.T) {
 		r, raw := runPage(t, browser, origin, pageURL(origin, httpURL, wsURL), results)
 		checkFetchRefused(t, r, raw)
 		checkWS(t, r, raw)
+		checkRanges(t, r, raw, false)
 		if r.WS.Extensions != "" {
 			t.Errorf("WebSocket extensions %q without --ws-compression, want none\n%s", r.WS.Extensions, raw)
 		}
@@ -435,6 +456,7 @@ func TestBrowser(t *testing.T) {
 		httpURL, wsURL := startJetrpc(t, bin, "--api-keys", keys, "--ws-compression")
 		r, raw := runPage(t, browser, origin, pageURL(origin, httpURL, wsURL), results)
 		checkWS(t, r, raw)
+		checkRanges(t, r, raw, false)
 		if e := r.WS.Extensions; !strings.HasPrefix(e, "permessage-deflate") || !strings.Contains(e, "client_no_context_takeover") {
 			t.Errorf("WebSocket extensions %q, want permessage-deflate without context takeover\n%s", e, raw)
 		}
