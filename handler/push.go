@@ -41,6 +41,23 @@ type Conn interface {
 	Context() context.Context
 }
 
+// PreparedSender is implemented by a Conn that can send a Prepared
+// message without building it anew for each connection: the engine's
+// connections do, so that a WebSocket client that negotiated
+// permessage-deflate gets the payload's bytes compressed once
+// (Prepared.Deflated), shared by every connection it is sent to, behind
+// prefix and suffix sent uncompressed (DEFLATE stored blocks). Others get
+// the message as Send sends it. Subscription.NotifyPrepared uses it when
+// the subscription's Conn has it, and NotifyRaw's message otherwise.
+type PreparedSender interface {
+	// SendPrepared queues prefix, p's payload and suffix as one message,
+	// as Send of their concatenation would, with Send's errors and
+	// ordering; the message must be one valid JSON value. It copies
+	// prefix and suffix and retains p while the message is queued (p
+	// must hold a reference during the call). It never blocks.
+	SendPrepared(prefix []byte, p *Prepared, suffix []byte) error
+}
+
 type connKey struct{}
 
 // ContextWithConn returns a context carrying c, for ConnFrom. Servers call

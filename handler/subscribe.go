@@ -97,10 +97,37 @@ func (s *Subscription) NotifyRaw(result []byte) error {
 	b := getNotifyBuffer()
 	*b = append(*b, s.prefix...)
 	*b = append(*b, result...)
-	*b = append(*b, '}', '}')
+	*b = append(*b, notifySuffix...)
 	err := s.send(*b)
 	putNotifyBuffer(b)
 	return err
+}
+
+// notifySuffix closes a notification after its result.
+var notifySuffix = []byte("}}")
+
+// NotifyPrepared sends the client one notification of the subscription
+// whose result is p's payload, as NotifyRaw does (the payload is one
+// valid compact JSON value, not checked), with NotifyRaw's errors and
+// order. When the connection is a PreparedSender (the engine's are), the
+// payload is not copied per subscription, and a WebSocket client that
+// negotiated permessage-deflate gets p's bytes compressed once for all
+// the subscriptions it is sent to; package handler/topics sends every
+// published message so. p must hold a reference during the call; it is
+// retained while the message is queued. It allocates nothing in steady
+// state.
+func (s *Subscription) NotifyPrepared(p *Prepared) error {
+	ps, ok := s.conn.(PreparedSender)
+	if !ok {
+		return s.NotifyRaw(p.Payload())
+	}
+	s.prefixOnce.Do(s.makePrefix)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return ErrConnClosed
+	}
+	return ps.SendPrepared(s.prefix, p, notifySuffix)
 }
 
 // send queues msg, a whole notification of s, unless s has ended.
