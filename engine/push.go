@@ -51,6 +51,7 @@ type mailbox struct {
 	waking    atomic.Bool   // a Wake is on its way to the loop
 	pushable  atomic.Bool   // a stream or a WebSocket: Send works
 	textOnly  atomic.Bool   // a WebSocket: a push must be valid UTF-8 (a text message)
+	deflate   atomic.Bool   // a WebSocket that negotiated permessage-deflate: SendPrepared may share compressed bytes (prepared.go)
 	kill      atomic.Uint32 // why a pusher was refused and the connection must close now (closePushQueue, closeBudget), or 0
 	shut      atomic.Bool   // no more server messages (a WebSocket close frame has gone out, or the client is leaving)
 }
@@ -136,17 +137,25 @@ func (c *conn) wake(lame chan struct{}) {
 	}
 }
 
-// push is one queued server message.
+// push is one queued server message: buf, or, when prep is set, the
+// prefix buf.B[:split] and suffix buf.B[split:] around prep's shared
+// compressed bytes (prepared.go).
 type push struct {
 	buf     *pool.Buffer
 	barrier uint64 // the last message sent to a worker before it was queued
 	next    *push
+	prep    *handler.Prepared // retained while queued, or nil
+	split   int               // with prep: the length of the prefix in buf
+	size    int               // the bytes counted for it in the queue and the output: len(buf.B), or with prep the compressed message's
 }
 
 var pushes = sync.Pool{New: func() any { return new(push) }}
 
 func (p *push) release() {
 	pool.Responses.Put(p.buf)
+	if p.prep != nil {
+		p.prep.Release()
+	}
 	*p = push{}
 	pushes.Put(p)
 }
@@ -174,8 +183,16 @@ func (c *conn) Send(msg []byte) error {
 	p := pushes.Get().(*push)
 	p.buf = pool.Responses.Get()
 	p.buf.B = append(p.buf.B, msg...)
+	p.size = len(msg)
+	return c.enqueue(p)
+}
+
+// enqueue queues p, a push of p.size bytes, or refuses it (and releases
+// it) as Send says. Safe from any goroutine.
+func (c *conn) enqueue(p *push) error {
+	m := &c.mail
 	p.barrier = m.submitted.Load()
-	n := int64(len(msg))
+	n := int64(p.size)
 	m.mu.Lock()
 	if m.dead || m.kill.Load() != 0 || m.shut.Load() {
 		m.mu.Unlock()
@@ -237,9 +254,13 @@ func (c *conn) drainPushes(out []byte) []byte {
 		if p.barrier >= low || unsent+len(out) > limit {
 			break
 		}
-		out = c.codec.push(c, out, p.buf.B)
+		if p.prep != nil {
+			out = c.pushPrepared(out, p)
+		} else {
+			out = c.codec.push(c, out, p.buf.B)
+		}
 		c.loop.stats.pushes.Add(1)
-		moved += int64(len(p.buf.B))
+		moved += int64(p.size)
 		m.pushHead = p.next
 		if m.pushHead == nil {
 			m.pushTail = nil

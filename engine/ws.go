@@ -123,6 +123,7 @@ func (w *wsCodec) open(c *conn) {
 	c.timer.lastInput.Store(c.e.now.Load())
 	c.timer.pings.Store(true)
 	c.mail.textOnly.Store(true)
+	c.mail.deflate.Store(w.deflate)
 	c.mail.pushable.Store(true)
 }
 
@@ -339,6 +340,20 @@ func (w *wsCodec) push(c *conn, out, msg []byte) []byte {
 		return out // nothing follows a close frame: dropped
 	}
 	return w.appendText(c, out, msg) // Send made sure it is UTF-8
+}
+
+// pushPrepared appends a server message sent with SendPrepared: prefix,
+// z (a Prepared's Deflated bytes) and suffix as one compressed text
+// message of size bytes (preparedSize). Event loop only.
+func (w *wsCodec) pushPrepared(out, prefix, z, suffix []byte, size int) []byte {
+	if w.closed {
+		return out // nothing follows a close frame: dropped
+	}
+	var h [10]byte
+	hl := wsHeaderLen(size)
+	putWSHeader(h[:hl], ws.OpText, size)
+	h[0] |= 0x40 // RSV1: compressed
+	return appendPreparedPayload(append(out, h[:hl]...), prefix, z, suffix)
 }
 
 // appendText appends msg as a text message: compressed, with RSV1 set,
