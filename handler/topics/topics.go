@@ -18,7 +18,7 @@ import (
 // node holds one broker subscription per topic that has local
 // subscribers, however many they are, and drops it when the last one
 // leaves. A message is checked and compacted once per node, then sent to
-// each local subscriber with Subscription.NotifyRaw (fanout.go). The
+// each local subscriber with Subscription.NotifyPrepared (fanout.go). The
 // subscribers of a topic are a copy-on-write slice, read without a lock
 // by every delivery. Enqueue's queues are in queue.go, the counters in
 // stats.go.
