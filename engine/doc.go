@@ -32,7 +32,12 @@
 // permessage-deflate offer is answered without context takeover either
 // way: replies and server messages of at least CompressionMinSize bytes
 // go out compressed, and compressed messages are inflated within
-// MaxMessageSize (close 1009 past it).
+// MaxMessageSize (close 1009 past it). A message sent to many
+// connections as a handler.Prepared (the connections are
+// handler.PreparedSenders: package handler/topics' fan-out) is
+// compressed once for all of them: each connection's message is its own
+// prefix and suffix in DEFLATE stored blocks around the shared
+// compressed payload, assembled by its loop (prepared.go).
 // Over a stream each reply is followed by
 // "\n" and replies may come in any order.
 //

@@ -98,7 +98,10 @@
 // answers true; the subscription also ends when its connection closes.
 // Notifications never precede the subscribe reply. Subscription.NotifyRaw
 // sends a result already encoded, checked and compacted, so that one
-// message can go to many subscriptions without being encoded again.
+// message can go to many subscriptions without being encoded again;
+// Subscription.NotifyPrepared sends a Prepared (NewPrepared, made once
+// per message), so that a connection that compresses (a PreparedSender,
+// as the engine's are) shares one compressed copy of it with the others.
 //
 // SubscriptionMethods renames the three methods, to speak another
 // protocol's names (Solana's accountSubscribe, accountUnsubscribe and

