@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"compress/flate" // the standard library's inflater, not the one that compressed
+	"context"
 	"encoding/json"
 	"io"
 	"path/filepath"
@@ -246,5 +247,60 @@ func TestPrepared_deflatedOnceConcurrently(t *testing.T) {
 	}
 	if string(stdInflate(t, first)) != string(fanPayload) {
 		t.Fatal("Deflated does not inflate to the payload")
+	}
+}
+
+// TestSendPrepared_concurrentFanOut: messages published on a topic of
+// 2,048 subscribers — fanned out by several goroutines — while the loop
+// writes them out: each subscriber gets every message once, in order,
+// inflating to its notification; the shared compressed bytes are never
+// given back while a push still holds them (run with -race).
+func TestSendPrepared_concurrentFanOut(t *testing.T) {
+	const subscribers, messages = 2048, 10
+	tab := handler.NewTable(handler.WithMaxSubscriptions(1, subscribers))
+	node := topics.New(nil, nil)
+	topics.Register(tab, "topic", node)
+	e := New(tab, WithWSCompression(true))
+	e.baseCtx = context.Background()
+	ls := fakeLoopState(&fakeConn{})
+	hs := wsHandshake[:len(wsHandshake)-2] + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"
+	subs := make([]topicConn, subscribers)
+	for i := range subs {
+		fc := &fakeConn{in: []byte(hs)}
+		cs := newConn(e, fc, ls)
+		cs.traffic()
+		fc.out = fc.out[:0]
+		subs[i] = subscribeTopic(t, tab, cs, fc)
+	}
+	payload := func(k int) []byte { return []byte(`{"k":` + strconv.Itoa(k) + `,"book":` + string(fanPayload) + `}`) }
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for k := range messages {
+			if n, err := node.PublishRaw("t", payload(k)); err != nil || n != subscribers {
+				t.Errorf("message %d published to %d: %v", k, n, err)
+			}
+		}
+	}()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		for _, s := range subs { // the loop, meanwhile
+			s.cs.traffic()
+		}
+	}
+	for i, s := range subs {
+		ps, zs := deflateFrames(t, s.fc.out)
+		if len(ps) != messages {
+			t.Fatalf("subscriber %d: %d messages, want %d", i, len(ps), messages)
+		}
+		for k, p := range ps {
+			if !zs[k] || string(p) != notification(s.id, payload(k)) {
+				t.Fatalf("subscriber %d, message %d: compressed %v, %.100q", i, k, zs[k], p)
+			}
+		}
 	}
 }

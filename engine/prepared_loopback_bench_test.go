@@ -60,10 +60,10 @@ func benchFanOutLoopback(conns int, deflate, prepared bool) func(*testing.B) {
 		const perConn = 2
 		tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithMaxSubscriptions(perConn, conns*perConn))
 		var mu sync.Mutex
-		var subs []*handler.Subscription
+		var made []*handler.Subscription // guarded by mu
 		handler.RegisterSubscription(tab, "topic", func(_ context.Context, _ [1]string, s *handler.Subscription) error {
 			mu.Lock()
-			subs = append(subs, s)
+			made = append(made, s)
 			mu.Unlock()
 			return nil
 		}, handler.Inline())
@@ -134,6 +134,9 @@ func benchFanOutLoopback(conns int, deflate, prepared bool) func(*testing.B) {
 				}
 			}()
 		}
+		mu.Lock() // made on the loops: read here after them
+		subs := made
+		mu.Unlock()
 		if len(subs) != conns*perConn {
 			b.Fatalf("%d subscriptions, want %d", len(subs), conns*perConn)
 		}
