@@ -20,7 +20,9 @@ package engine
 // connection the budget chose to close. A push is held
 // while a message received before it is still on a worker (its barrier),
 // so that a subscription's first notification cannot overtake the
-// subscribe reply.
+// subscribe reply. SendPrepared (prepared.go) queues a push that
+// shares a handler.Prepared's compressed bytes instead of a copy of the
+// message; it is counted at the size of the message it will write.
 
 import (
 	"context"
