@@ -26,6 +26,7 @@ import (
 	"github.com/gobwas/httphead"
 	"github.com/gobwas/ws/wsflate"
 	"github.com/jetrpc/jetrpc/parser/http1"
+	"github.com/jetrpc/jetrpc/parser/pmdeflate"
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -178,14 +179,14 @@ var errInflatedTooLarge = errors.New("an inflated reply over 64 MiB")
 // and reused. Not safe for concurrent use: one per worker (its
 // goroutine or event loop), or per event loop.
 type decoder struct {
-	src  bytes.Reader  // the body being decoded
-	tail tailReader    // a permessage-deflate message, its tail put back
-	gz   *gzip.Reader  // nil until the first gzip reply
-	zs   *zstd.Decoder // nil until the first zstd reply
-	fl   io.ReadCloser // a flate.Resetter; nil until the first compressed message
-	out  []byte        // the decoded body; reused
-	max  int           // the largest decoded size allowed; maxMessage unless a test sets it
-	zerr error         // the zstd decoder's creation error, if any
+	src  bytes.Reader         // the body being decoded
+	tail pmdeflate.TailReader // a permessage-deflate message, its tail put back
+	gz   *gzip.Reader         // nil until the first gzip reply
+	zs   *zstd.Decoder        // nil until the first zstd reply
+	fl   io.ReadCloser        // a flate.Resetter; nil until the first compressed message
+	out  []byte               // the decoded body; reused
+	max  int                  // the largest decoded size allowed; maxMessage unless a test sets it
+	zerr error                // the zstd decoder's creation error, if any
 }
 
 // limit returns the largest decoded size allowed.
@@ -241,7 +242,7 @@ var errUnknownCoding = errors.New("a Content-Encoding other than gzip and zstd (
 // 7.2.2: its tail put back). The returned body is valid until the next
 // call of d and must not be modified; copy it to keep it.
 func (d *decoder) inflate(msg []byte) ([]byte, error) {
-	d.tail = tailReader{b: msg}
+	d.tail.Reset(msg)
 	if d.fl == nil {
 		d.fl = flate.NewReader(&d.tail)
 	} else if err := d.fl.(flate.Resetter).Reset(&d.tail, nil); err != nil {
@@ -274,47 +275,6 @@ func (d *decoder) readAll(r io.Reader) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// deflateTail is what a sender removes from the end of a compressed
-// message (an empty stored block, RFC 7692 7.2.1), followed by an empty
-// final stored block so that the inflater ends with io.EOF.
-var deflateTail = [...]byte{0x00, 0x00, 0xff, 0xff, 0x01, 0x00, 0x00, 0xff, 0xff}
-
-// tailReader reads b, then deflateTail, without a copy. It is an
-// io.ByteReader too, so that flate reads it without a bufio.Reader.
-type tailReader struct {
-	b []byte // what is left of the message
-	t int    // how much of deflateTail was read
-}
-
-func (r *tailReader) Read(p []byte) (int, error) {
-	if len(r.b) > 0 {
-		n := copy(p, r.b)
-		r.b = r.b[n:]
-		return n, nil
-	}
-	if r.t == len(deflateTail) {
-		return 0, io.EOF
-	}
-	n := copy(p, deflateTail[r.t:])
-	r.t += n
-	return n, nil
-}
-
-// ReadByte reads one byte; see Read.
-func (r *tailReader) ReadByte() (byte, error) {
-	if len(r.b) > 0 {
-		c := r.b[0]
-		r.b = r.b[1:]
-		return c, nil
-	}
-	if r.t == len(deflateTail) {
-		return 0, io.EOF
-	}
-	c := deflateTail[r.t]
-	r.t++
-	return c, nil
 }
 
 // wsDeflateOffer is the permessage-deflate offer of the tool's WebSocket

@@ -25,6 +25,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/jetrpc/jetrpc/parser/http1"
+	"github.com/jetrpc/jetrpc/parser/pmdeflate"
 )
 
 // DefaultCompressionMinSize is the default of Options.CompressionMinSize:
@@ -232,14 +233,14 @@ type compressor struct {
 	zw   *zstd.Encoder
 	gr   *gzip.Reader
 	zr   *zstd.Decoder
-	zrW  int           // the window zr was made for
-	src  bytes.Reader  // the body being inflated
-	out  appendWriter  // the compressed reply; valid until the next compress
-	grOK bool          // gr has been given a first stream (gzip.NewReader needs one)
-	fw   *flate.Writer // permessage-deflate's compressor (wsdeflate.go)
-	fr   io.ReadCloser // permessage-deflate's decompressor, a flate.Resetter
-	tail tailReader    // the message being inflated, with its tail put back
-	in   []byte        // the inflated message; valid until the next inflateMessage
+	zrW  int                  // the window zr was made for
+	src  bytes.Reader         // the body being inflated
+	out  appendWriter         // the compressed reply; valid until the next compress
+	grOK bool                 // gr has been given a first stream (gzip.NewReader needs one)
+	fw   *flate.Writer        // permessage-deflate's compressor (wsdeflate.go)
+	fr   io.ReadCloser        // permessage-deflate's decompressor, a flate.Resetter
+	tail pmdeflate.TailReader // the message being inflated, with its tail put back
+	in   []byte               // the inflated message; valid until the next inflateMessage
 }
 
 // maxCompressBuf: a compressor keeps a reply buffer, and an inflated

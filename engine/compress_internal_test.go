@@ -79,3 +79,7 @@ func TestCompressor_inflateStopsAtLimit(t *testing.T) {
 // BenchJSON is benchJSON (compress_bench_test.go), for the tests of
 // package engine_test.
 var BenchJSON = benchJSON
+
+// FanPayload is fanPayload (prepared_internal_test.go), for the
+// external fan-out benchmarks.
+var FanPayload = fanPayload

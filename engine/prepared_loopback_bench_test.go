@@ -17,7 +17,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,19 +30,9 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 )
 
-// loopbackPayload is a 2 KB JSON message.
-var loopbackPayload = func() []byte {
-	var b strings.Builder
-	b.WriteString(`{"symbol":"ABC","book":[`)
-	for i := 0; b.Len() < 2000; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`{"price":` + strconv.Itoa(10100+i*7) + `.25,"size":` + strconv.Itoa(300+i*13) + `,"side":"bid"}`)
-	}
-	b.WriteString(`]}`)
-	return []byte(b.String())
-}()
+// loopbackPayload is the 2 KB JSON message of the fan-out tests
+// (fanPayload, prepared_internal_test.go).
+var loopbackPayload = engine.FanPayload
 
 // loopbackCPU returns the CPU time the process has used.
 func loopbackCPU() time.Duration {

@@ -45,6 +45,7 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser/pmdeflate"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/klauspost/compress/flate"
 )
@@ -459,7 +460,7 @@ func (z *compressor) gzipPart(rs *replyStream, data []byte, first, last bool) []
 func (z *compressor) deflatePart(data []byte, last bool) []byte {
 	z.resetOut()
 	z.deflateInto(data, false)
-	if last && len(z.out.b) >= 4 && string(z.out.b[len(z.out.b)-4:]) == string(deflateTail[:4]) {
+	if last && len(z.out.b) >= 4 && string(z.out.b[len(z.out.b)-4:]) == pmdeflate.Tail {
 		z.out.b = z.out.b[:len(z.out.b)-4]
 	}
 	return z.out.b

@@ -11,7 +11,7 @@ package engine
 // are the event loop's (compressor, compress.go: a flate.Writer and a
 // flate reader made on first use and reset per message). A message with
 // RSV1 set is inflated, its tail (0x00 0x00 0xff 0xff, RFC 7692 7.2.2)
-// put back by tailReader, into the loop's inflate buffer (kept up to
+// put back by pmdeflate.TailReader, into the loop's inflate buffer (kept up to
 // 1 MiB, as the compressed reply's is), bounded by
 // Options.MaxMessageSize while it inflates (readLimited); a text reply or
 // server message of at least Options.CompressionMinSize bytes goes out
@@ -20,10 +20,10 @@ package engine
 
 import (
 	"bytes"
-	"io"
 
 	"github.com/gobwas/httphead"
 	"github.com/gobwas/ws/wsflate"
+	"github.com/jetrpc/jetrpc/parser/pmdeflate"
 	"github.com/klauspost/compress/flate"
 )
 
@@ -64,46 +64,6 @@ func (d *deflateOffer) negotiate(opt httphead.Option) (httphead.Option, error) {
 	return wsDeflateResponse, nil
 }
 
-// deflateTail is what a sender removes from the end of a compressed
-// message (an empty stored block, RFC 7692 7.2.1), followed by an empty
-// final stored block so that the inflater ends with io.EOF.
-var deflateTail = [...]byte{0x00, 0x00, 0xff, 0xff, 0x01, 0x00, 0x00, 0xff, 0xff}
-
-// tailReader reads b, then deflateTail: a compressed message as flate
-// wants it, without a copy. It is a flate.Reader (io.ByteReader too), so
-// that the inflater reads it without a bufio.Reader of its own.
-type tailReader struct {
-	b []byte // what is left of the message
-	t int    // how much of deflateTail was read
-}
-
-func (r *tailReader) Read(p []byte) (int, error) {
-	if len(r.b) > 0 {
-		n := copy(p, r.b)
-		r.b = r.b[n:]
-		return n, nil
-	}
-	if r.t < len(deflateTail) {
-		n := copy(p, deflateTail[r.t:])
-		r.t += n
-		return n, nil
-	}
-	return 0, io.EOF
-}
-
-func (r *tailReader) ReadByte() (byte, error) {
-	if len(r.b) > 0 {
-		c := r.b[0]
-		r.b = r.b[1:]
-		return c, nil
-	}
-	if r.t < len(deflateTail) {
-		r.t++
-		return deflateTail[r.t-1], nil
-	}
-	return 0, io.EOF
-}
-
 // deflateMessage returns msg compressed as a permessage-deflate message
 // without context takeover: a fresh stream, flushed, its tail removed.
 // The returned bytes are valid until the next compress or deflateMessage
@@ -117,7 +77,7 @@ func (z *compressor) deflateMessage(msg []byte) []byte {
 	}
 	_, _ = z.fw.Write(msg) // appendWriter never fails
 	_ = z.fw.Flush()
-	return bytes.TrimSuffix(z.out.b, deflateTail[:4])
+	return bytes.TrimSuffix(z.out.b, []byte(pmdeflate.Tail))
 }
 
 // inflateMessage returns msg, a permessage-deflate message whose tail
@@ -128,7 +88,7 @@ func (z *compressor) deflateMessage(msg []byte) []byte {
 // are valid until the next inflateMessage and must not be modified; copy
 // them to keep them. Event loop only.
 func (z *compressor) inflateMessage(msg []byte, limit int) ([]byte, error) {
-	z.tail = tailReader{b: msg}
+	z.tail.Reset(msg)
 	if z.fr == nil {
 		z.fr = flate.NewReader(&z.tail)
 	} else {
@@ -139,6 +99,6 @@ func (z *compressor) inflateMessage(msg []byte, limit int) ([]byte, error) {
 	}
 	var err error
 	z.in, err = readLimited(z.in[:0], z.fr, limit)
-	z.tail.b = nil // not kept: msg may be gnet's buffer
+	z.tail.Reset(nil) // not kept: msg may be gnet's buffer
 	return z.in, err
 }
