@@ -89,8 +89,8 @@ for r in $(seq "$ROUNDS"); do
     printf '%-9s %8.1f %9.1f %6s %12s %12s\n' "$mode" "$(echo "$ttfb*1000" | bc -l)" "$(echo "$total*1000" | bc -l)" "$bytes" "$base" "$peak" | tee -a "$tmp/rows"
   done
 done
-echo "medians (ttfb ms, total ms, peak RSS MB over baseline):"
-for mode in streamed whole; do
+[ "$ROUNDS" -gt 0 ] && echo "medians (ttfb ms, total ms, peak RSS MB over baseline):"
+for mode in $([ "$ROUNDS" -gt 0 ] && echo streamed whole); do
   med() { grep "^$mode " "$tmp/rows" | awk "{print $1}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
   printf '  %-9s ttfb %8.1f ms  total %8.1f ms  peak RSS +%.1f MB\n' "$mode" "$(med '$2')" "$(med '$3')" "$(med '($6-$5)/1024')"
 done
@@ -101,7 +101,8 @@ if [ "$SLOW" != 0 ]; then
   base=$(kb VmRSS "$pid")
   # shellcheck disable=SC2086
   taskset -c 1 curl -sS -o /dev/null --limit-rate "$RATE" --max-time "$SLOWSECS" $CURLFLAGS -H 'Content-Type: application/json' \
-    --data-binary '{"jsonrpc":"2.0","method":"range","params":{"n":'"$SLOWN"'},"id":1}' "http://127.0.0.1:$port/" 2>/dev/null &
+    -w '%{size_download} bytes in %{time_total} s\n' \
+    --data-binary '{"jsonrpc":"2.0","method":"range","params":{"n":'"$SLOWN"'},"id":1}' "http://127.0.0.1:$port/" >"$tmp/slow" 2>/dev/null &
   cpid=$!
   samples=""
   for _ in $(seq "$SLOWSECS"); do
@@ -109,6 +110,7 @@ if [ "$SLOW" != 0 ]; then
     samples="$samples $(( $(kb VmRSS "$pid") / 1024 ))"
   done
   wait "$cpid" 2>/dev/null || true
+  echo "  the client read $(cat "$tmp/slow")"
   echo "  baseline $((base / 1024)) MB; during:$samples; peak $(( $(kb VmHWM "$pid") / 1024 )) MB"
   stop "$pid"
 fi
