@@ -362,13 +362,15 @@ func (c *conn) release() {
 	}
 	clear(c.work.late)
 	c.work.late = c.work.late[:0]
+	// The context first: a streamed reply's method, refused its next part
+	// by the mailbox's close, finds its context done.
+	c.cancel()
 	if n := c.mail.close(); n > 0 {
 		c.e.stats.pushDrops.Add(n)
 	}
 	if c.held.Load() != 0 {
 		c.setHeld(0)
 	}
-	c.cancel()
 	if c.codec != nil {
 		c.codec.release()
 	}

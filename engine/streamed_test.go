@@ -367,6 +367,8 @@ func TestStreamed_inBatchBuiltWhole(t *testing.T) {
 // kernel's socket buffers and a part ahead — and when the client goes
 // the method's iteration ends (its yield returns false, its context is
 // done).
+// (CI under -race once saw the method end before its context was done:
+// release now cancels the context before it closes the mailbox.)
 func TestStreamed_slowReaderPausesProducer(t *testing.T) {
 	tab := handler.NewTable(handler.WithLogger(quiet()))
 	var made atomic.Int64
