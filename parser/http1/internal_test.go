@@ -200,6 +200,10 @@ func refParseLines(b []byte, r *Request) int {
 			if r.ContentEncoding == nil {
 				r.ContentEncoding = value
 			}
+		case EqualFold(name, "accept"):
+			if r.Accept == nil {
+				r.Accept = value
+			}
 		}
 	}
 	if sawTE && (sawCL || r.Minor == 0) {

@@ -39,13 +39,17 @@ type Request struct {
 	// ContentEncoding is the first Content-Encoding value (the codings
 	// applied to the body, RFC 9110 8.4); nil when absent.
 	ContentEncoding []byte
-	HeadLen         int   // bytes of the head: the request line, the fields and the blank line (and empty lines before the request line)
-	BodyLen         int64 // the Content-Length, or -1 when absent
-	Minor           int   // the minor version: HTTP/1.Minor, 0 or 1
-	Chunked         bool  // Transfer-Encoding: chunked (never together with a Content-Length)
-	KeepAlive       bool  // the connection persists after the reply (HTTP/1.1 without Connection: close, or 1.0 with keep-alive)
-	Expect100       bool  // Expect: 100-continue from an HTTP/1.1 client (ignored for 1.0, RFC 9110 10.1.1)
-	ConnUpgrade     bool  // Connection has the upgrade option
+	// Accept is the first Accept value (the media types the client takes:
+	// text/event-stream asks for a reply as an event stream); nil when
+	// absent.
+	Accept      []byte
+	HeadLen     int   // bytes of the head: the request line, the fields and the blank line (and empty lines before the request line)
+	BodyLen     int64 // the Content-Length, or -1 when absent
+	Minor       int   // the minor version: HTTP/1.Minor, 0 or 1
+	Chunked     bool  // Transfer-Encoding: chunked (never together with a Content-Length)
+	KeepAlive   bool  // the connection persists after the reply (HTTP/1.1 without Connection: close, or 1.0 with keep-alive)
+	Expect100   bool  // Expect: 100-continue from an HTTP/1.1 client (ignored for 1.0, RFC 9110 10.1.1)
+	ConnUpgrade bool  // Connection has the upgrade option
 }
 
 // HasBody reports whether a body follows the head: it is chunked, or its
@@ -312,6 +316,10 @@ func parseLines(b []byte, r *Request) int {
 		case fieldContentEncoding:
 			if r.ContentEncoding == nil {
 				r.ContentEncoding = value
+			}
+		case fieldAccept:
+			if r.Accept == nil {
+				r.Accept = value
 			}
 		}
 	}

@@ -57,8 +57,8 @@ func show(r http1.Request) string {
 		}
 		return fmt.Sprintf("%q", b)
 	}
-	return fmt.Sprintf("{Method:%s Target:%s ContentType:%s Upgrade:%s WSKey:%s WSVersion:%s Origin:%s Host:%s Auth:%s Traceparent:%s AcceptEncoding:%s ContentEncoding:%s HeadLen:%d BodyLen:%d Minor:%d Chunked:%v KeepAlive:%v Expect100:%v ConnUpgrade:%v}",
-		q(r.Method), q(r.Target), q(r.ContentType), q(r.Upgrade), q(r.WSKey), q(r.WSVersion), q(r.Origin), q(r.Host), q(r.Auth), q(r.Traceparent), q(r.AcceptEncoding), q(r.ContentEncoding),
+	return fmt.Sprintf("{Method:%s Target:%s ContentType:%s Upgrade:%s WSKey:%s WSVersion:%s Origin:%s Host:%s Auth:%s Traceparent:%s AcceptEncoding:%s ContentEncoding:%s Accept:%s HeadLen:%d BodyLen:%d Minor:%d Chunked:%v KeepAlive:%v Expect100:%v ConnUpgrade:%v}",
+		q(r.Method), q(r.Target), q(r.ContentType), q(r.Upgrade), q(r.WSKey), q(r.WSVersion), q(r.Origin), q(r.Host), q(r.Auth), q(r.Traceparent), q(r.AcceptEncoding), q(r.ContentEncoding), q(r.Accept),
 		r.HeadLen, r.BodyLen, r.Minor, r.Chunked, r.KeepAlive, r.Expect100, r.ConnUpgrade)
 }
 

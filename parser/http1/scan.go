@@ -95,6 +95,7 @@ const (
 	fieldTraceparent
 	fieldAcceptEncoding
 	fieldContentEncoding
+	fieldAccept
 )
 
 // knownName is a field name recognised a word at a time: the name in
@@ -124,9 +125,9 @@ func newKnownName(name string, f field) knownName {
 }
 
 // knownNames are the names recognised a word at a time: those
-// parseLines reads, and two it does not that clients commonly send
-// (User-Agent and Accept), recognised only to skip the byte-by-byte scan
-// of their names. Each is at knownNames[nameSlot(first, len(name))]; the
+// parseLines reads, and one it does not that clients commonly send
+// (User-Agent), recognised only to skip the byte-by-byte scan of its
+// name. Each is at knownNames[nameSlot(first, len(name))]; the
 // other slots are zero, and match any bytes with n == 0, which scanName
 // returns as no match.
 var knownNames = func() (t [64]knownName) {
@@ -146,7 +147,7 @@ var knownNames = func() (t [64]knownName) {
 		newKnownName("accept-encoding", fieldAcceptEncoding),
 		newKnownName("content-encoding", fieldContentEncoding),
 		newKnownName("user-agent", fieldOther),
-		newKnownName("accept", fieldOther),
+		newKnownName("accept", fieldAccept),
 	} {
 		slot := &t[nameSlot(byte(k.want[0]), k.n-1)]
 		if slot.n != 0 {
@@ -236,6 +237,8 @@ func lookupField(name []byte) field {
 			return fieldExpect
 		case EqualFold(name, "origin"):
 			return fieldOrigin
+		case EqualFold(name, "accept"):
+			return fieldAccept
 		}
 	case len("upgrade"):
 		if EqualFold(name, "upgrade") {
