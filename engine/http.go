@@ -39,6 +39,7 @@ type httpCodec struct {
 	headBuf   []byte    // a copy of the head of a request whose body arrives in later reads
 	corsLines string    // the CORS header lines of req's replies (Engine.corsLines), or ""
 	enc       coding    // the coding of req's reply (its Accept-Encoding), decided from its head
+	sse       uint8     // whether req takes its reply as an event stream (its Accept, with Options.SSE): sseNone, sseMay, sseOnly
 	dec       coding    // the coding of req's body (its Content-Encoding)
 	badCoding bool      // req's Content-Encoding is not one the engine takes: 415
 	hostOK    []byte    // the last Host allowed (Options.Hosts), a copy; empty when none yet
@@ -72,6 +73,13 @@ const (
 // reply (two bits).
 const tagCodingShift = 3
 
+// Bits of a job's tag above its coding: the request takes its reply as
+// an event stream (sse.go).
+const (
+	tagSSE     = 1 << 5 // text/event-stream: events the call sends go before its reply
+	tagSSEOnly = 1 << 6 // and nothing else: a call that sent none is one event
+)
+
 func (h *httpCodec) open(*conn) {}
 
 func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
@@ -94,7 +102,10 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			if len(r.Origin) > 0 && e.opts.CORS.Enabled() {
 				h.corsLines = h.corsLinesOf(c, r.Origin)
 			}
-			h.enc, h.dec, h.badCoding = codingIdentity, codingIdentity, false
+			h.enc, h.dec, h.badCoding, h.sse = codingIdentity, codingIdentity, false, sseNone
+			if e.opts.SSE && r.Accept != nil {
+				h.sse = acceptsSSE(r.Accept)
+			}
 			if e.comp.on() {
 				h.enc = e.comp.negotiate(r.AcceptEncoding)
 			}
@@ -329,6 +340,12 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 		tag |= tagHTTP11
 	}
 	tag |= uint8(h.enc) << tagCodingShift
+	switch h.sse {
+	case sseMay:
+		tag |= tagSSE
+	case sseOnly:
+		tag |= tagSSE | tagSSEOnly
+	}
 	mark := len(out)
 	digits := lengthDigits(c.loop.guess.n)
 	if c.e.comp.on() {
@@ -346,7 +363,9 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 		h.held = append(h.held, heldReply{j: j})
 	} else {
 		c.loop.guess.note(len(out) - start)
-		if h.enc != codingIdentity && len(out)-start >= c.e.comp.min {
+		if h.sse == sseOnly {
+			out = c.sseInline(out, mark, start, keep, r.Minor, h.corsLines)
+		} else if h.enc != codingIdentity && len(out)-start >= c.e.comp.min {
 			out = appendEncodedReply(out[:mark], c.loop.comp.compress(h.enc, out[start:]), h.enc, keep, r.Minor, h.corsLines)
 		} else {
 			out = finishReply(out, mark, start, digits, keep, r.Minor, h.corsLines)
@@ -478,9 +497,12 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 				keep = false
 				out = c.closeAfterFlush(out, closeStopping)
 			}
-			if c.e.comp.on() {
-				out = c.appendCodedReply(out, j.out, coding(j.tag>>tagCodingShift), keep, minor, j.cors)
-			} else {
+			switch {
+			case j.tag&tagSSEOnly != 0:
+				out = appendSSEReply(out, j.out, keep, minor, j.cors) // it sent no event
+			case c.e.comp.on():
+				out = c.appendCodedReply(out, j.out, coding(j.tag>>tagCodingShift&3), keep, minor, j.cors)
+			default:
 				out = appendReply(out, j.out, keep, minor, j.cors)
 			}
 		}

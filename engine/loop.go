@@ -68,6 +68,7 @@ type loopState struct {
 	pending handler.Pending // given to every DispatchInline: a deferred message until a job Takes it, and the dispatch's scratch between calls
 	guess   replyGuess      // the size of the last inline reply, to reserve its head
 	comp    compressor      // the HTTP compression scratch, its coders made on first use (compress.go)
+	sse     []byte          // an inline reply rewritten as an event (sse.go)
 	stats   *loopStats      // the loop's counters (stats.go); shared with the private scratch of a connection finishing off the loop
 	waker   *loopWaker      // wakes the loop's connections (waker.go); nil in the private scratch of a connection finishing off the loop
 

@@ -215,6 +215,14 @@ type Options struct {
 	// counted in MaxOutputBudget, whatever its size. 0 means
 	// DefaultStreamWindow.
 	StreamWindow int
+	// SSE answers a POST whose Accept takes text/event-stream with an
+	// event stream (Server-Sent Events) when its call sends messages
+	// while it runs: handler.ConnFrom gives the call a Conn of its own,
+	// and each message it sends (handler.Notify: progress, logs) is an
+	// event before the reply's; with Accept taking only
+	// text/event-stream every reply is one. Off by default: ConnFrom then
+	// gives an HTTP call the connection, which cannot push.
+	SSE bool
 	// MaxOutputBudget bounds, in bytes, what the server holds for all its
 	// connections together: their unsent replies (gnet's output buffers)
 	// and their queued server messages. 0 means the smaller of
@@ -364,6 +372,9 @@ func WithAuthOptional(on bool) Option { return func(o *Options) { o.AuthOptional
 
 // WithPingInterval sets Options.PingInterval.
 func WithPingInterval(d time.Duration) Option { return func(o *Options) { o.PingInterval = d } }
+
+// WithSSE sets Options.SSE.
+func WithSSE(on bool) Option { return func(o *Options) { o.SSE = on } }
 
 // WithStreamWindow sets Options.StreamWindow.
 func WithStreamWindow(n int) Option { return func(o *Options) { o.StreamWindow = n } }

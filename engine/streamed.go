@@ -96,7 +96,13 @@ func (j *job) SendPart(part []byte) error {
 	rs.bytes += n
 	c.mail.queued.Add(int64(n)) // before the loop can take it
 	rs.mu.Unlock()
-	m := &c.mail
+	return j.listStream()
+}
+
+// listStream puts j, whose part was just queued, in its mailbox's
+// streams (the first time), and wakes the loop.
+func (j *job) listStream() error {
+	c, rs, m := j.c, &j.rs, &j.c.mail
 	m.mu.Lock()
 	if m.dead {
 		m.mu.Unlock()
@@ -341,9 +347,12 @@ func (c *conn) framePart(out []byte, j *job, data []byte, last bool) []byte {
 // the coding the request accepted. Event loop only.
 func (c *conn) httpPart(out []byte, j *job, data []byte, last bool) []byte {
 	rs := &j.rs
+	if j.tag&tagSSE != 0 {
+		return c.ssePart(out, j, data, last)
+	}
 	k := codingIdentity
 	if c.e.comp.on() {
-		k = coding(j.tag >> tagCodingShift)
+		k = coding(j.tag >> tagCodingShift & 3)
 	}
 	chunked := j.tag&tagHTTP11 != 0
 	first := !rs.begun

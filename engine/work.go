@@ -82,7 +82,8 @@ type job struct {
 	call handler.CallContext
 	head []byte // kept with the job in its pool
 
-	rs replyStream // its reply, when streamed in parts (streamed.go)
+	rs  replyStream // its reply, when streamed in parts (streamed.go)
+	sse *sseConn    // the Conn of an HTTP call answered as an event stream (sse.go), or nil
 
 	// A call whose deadline the loop watches (deadline.go). Set on the
 	// loop before the job is submitted, read by the worker; the rest is
@@ -127,6 +128,9 @@ func (j *job) release() {
 	// TestJob_releaseClearsEveryField checks that no field is missed.
 	j.c, j.out, j.head, j.late = nil, out, head, j.late[:0]
 	j.seq, j.tag, j.cors, j.page, j.next, j.ctx = 0, 0, "", nil, nil, nil
+	if j.sse != nil {
+		j.sse, j.call.Conn = nil, nil
+	}
 	j.deadline, j.timeout, j.answered, j.lane, j.dprev, j.dnext = 0, 0, false, nil, nil, nil
 	if j.rs.listed.Load() || len(j.rs.parts) > 0 || j.rs.gone {
 		j.rs.reset() // it streamed
@@ -160,7 +164,7 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 	j.p = ls.pending.Take() // the job owns the message now; the loop keeps its scratch
 	j.tag = tag
 	j.ctx = &c.call
-	if j.p.Streamed() {
+	if j.p.Streamed() && tag&tagSSE == 0 { // in an event stream, a streamed result is built whole
 		j.p.StreamTo(j) // its reply goes in parts as the method makes them (streamed.go)
 	}
 	if c.call.Meta.Transport == handler.TransportHTTP {
@@ -169,9 +173,14 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 		j.head = c.call.Meta.CopyTo(&j.call.Meta, j.head)
 		j.call.Parent = c.ctx
 		j.ctx = &j.call
+		if tag&tagSSE != 0 {
+			// Answered as an event stream: the messages it sends go first.
+			j.sse = &sseConn{j: j, c: c}
+			j.call.Conn = j.sse
+		}
 	}
 	deadline, timeout := j.p.Deadline()
-	if timeout > 0 {
+	if timeout > 0 && tag&tagSSE == 0 { // an event stream that has begun cannot become the timeout's reply: Run answers it at its deadline
 		j.deadline, j.timeout = deadline, int64(timeout)
 		j.late = j.p.AppendTimeout(j.late[:0])
 	}
@@ -217,6 +226,9 @@ func (j *job) Run() {
 	default:
 		j.out = j.p.Run(j.ctx, j.out[:0])
 		j.c.e.stats.inflight.Add(-1)
+	}
+	if j.sse != nil {
+		j.sse.detach() // its events end with its reply
 	}
 	j.c.finish(j)
 }

@@ -321,7 +321,7 @@ func (t *Table) runSegments(ctx context.Context, st *state, dst []byte, bare boo
 				st.heads = append(st.heads, nil)
 			}
 			st.heads[i] = p.Meta.CopyTo(&s.cc.Meta, st.heads[i])
-			s.cc.Parent = p.Parent
+			s.cc.Parent, s.cc.Conn = p.Parent, p.Conn
 			s.ctx = &s.cc
 		}
 		if !s.onWorker {

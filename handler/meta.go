@@ -386,6 +386,10 @@ type CallContext struct {
 	Parent context.Context
 	// Meta is the call's metadata.
 	Meta Meta
+	// Conn, when not nil, is the Conn of this call alone, which ConnFrom
+	// returns in place of Parent's: an HTTP call answered as an event
+	// stream, whose notifications go with its reply.
+	Conn Conn
 }
 
 var _ context.Context = (*CallContext)(nil)
@@ -408,6 +412,10 @@ func (c *CallContext) Value(key any) any {
 	case grantsKey:
 		if c.Meta.Grants != nil {
 			return &c.Meta.Grants
+		}
+	case connKey:
+		if c.Conn != nil {
+			return c.Conn
 		}
 	}
 	return c.Parent.Value(key)

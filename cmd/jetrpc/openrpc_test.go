@@ -70,6 +70,7 @@ func TestRunOpenRPC_bundledDocument(t *testing.T) {
 		`admin_stats() → {"$ref":"#/components/schemas/AdminStats"}`,
 		`clock_subscribe(interval_ms {"type":"integer"}!) either → {"type":"string"}`,
 		`clock_unsubscribe(id {"type":"string"}!) by-position → {"type":"boolean"}`,
+		`countdown(from {"type":"integer"}!, interval_ms {"type":"integer"}!) either → {"type":"string"}`,
 		`echo() either → true`,
 		`fail() either → {"properties":{},"type":"object"}`,
 		`get_data() → true`,

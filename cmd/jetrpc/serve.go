@@ -44,7 +44,9 @@ jetrpc serve runs the bundled JSON-RPC 2.0 server on gnet event loops.
 It answers the methods of the specification's examples (subtract, sum,
 update, notify_hello, notify_sum, get_data), the benchmark methods echo,
 add, sleep (a blocking method, run on a worker) and fail, range
-({"n":N}: the array [0,…,N-1], a streamed result sent as it is made), the
+({"n":N}: the array [0,…,N-1], a streamed result sent as it is made),
+countdown ({"from":N,"interval_ms":M}: a countdown_progress notification
+a step, over an HTTP event stream too, then "done"), the
 subscription clock_subscribe/clock_unsubscribe, the topics
 topic_subscribe/topic_unsubscribe/topic_publish, shared with other nodes
 with --broker (package handler/demo), and admin_stats, which needs the "admin" grant (--api-keys, --jwt-secret).

@@ -127,6 +127,8 @@ func (c *serveFlags) rows() []serveFlag {
 
 		{groupJSONRPC, "max-batch", bind(&t.MaxBatch, handler.DefaultMaxBatch), nonNegative, "most requests in one batch"},
 		{groupJSONRPC, "max-depth", bind(&t.MaxDepth, parser.DefaultMaxDepth), nonNegative, "deepest nesting of arrays and objects in a message"},
+		{groupJSONRPC, "sse", bind(&e.SSE, true), anyValue, "answer a POST whose Accept takes text/event-stream with an event stream when its call " +
+			"sends messages while it runs (progress: countdown), before its reply (see cmd/jetrpc/README.md: Server messages over HTTP)"},
 		{groupJSONRPC, "reject-v1", bind(&t.RejectV1, false), anyValue, "answer JSON-RPC 1.0 requests (no \"jsonrpc\":\"2.0\") with -32600"},
 
 		{groupFairUse, "call-timeout", bind(&t.CallTimeout, defaultCallTimeout), nonNegative, "answer a call still running after this `duration` -32002 at once, " +

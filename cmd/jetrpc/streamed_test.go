@@ -1,9 +1,10 @@
 package main
 
-// NOTE: streamed results from the outside: curl, plain and --compressed,
-// against jetrpc serve's range method, whose result [0,1,…,n-1] the
-// server writes as it goes (HTTP chunked transfer). Where serve has no
-// range method (-32601), the tests skip and say so.
+// NOTE: streamed results and event streams from the outside: curl,
+// plain and --compressed, against jetrpc serve's range method, whose
+// result [0,1,…,n-1] the server writes as it goes (HTTP chunked
+// transfer), and curl -N against countdown, whose progress comes as
+// events before its reply.
 
 import (
 	"bytes"
@@ -64,9 +65,9 @@ func checkRange(t *testing.T, what string, reply []byte, n int) {
 // bytes once curl has decompressed them.
 func TestServe_curlRangeStreamed(t *testing.T) {
 	curl := needCurl(t)
-	// --max-response over the reply's 6.9 MB (the default is 5 MiB): the
-	// test holds whether or not a streamed result is bounded by it.
-	srv := serveOperate(t, false, "--listen", "127.0.0.1:0", "--compression", "gzip,zstd") // a streamed result is not bounded by --max-response
+	// The reply's 6.9 MB pass --max-response (5 MiB): a streamed result is
+	// bounded by --max-streamed-response instead.
+	srv := serveOperate(t, false, "--listen", "127.0.0.1:0", "--compression", "gzip,zstd")
 	t.Run("range", func(t *testing.T) {
 		needRange(t, srv.rpc)
 		const n = 1_000_000
@@ -96,4 +97,32 @@ func TestServe_curlRangeStreamed(t *testing.T) {
 			t.Errorf("--compressed: %d bytes decompressed, want the plain reply's %d", len(got), len(raw))
 		}
 	})
+}
+
+// TestServe_curlEventStream: curl -N asking for text/event-stream gets
+// countdown's progress as events, in order, then its reply, from
+// jetrpc serve (--sse is on by default); asking for JSON alone, the
+// reply only.
+func TestServe_curlEventStream(t *testing.T) {
+	curl := needCurl(t)
+	srv := serveOperate(t, false, "--listen", "127.0.0.1:0")
+	call := func(accept string) string {
+		t.Helper()
+		out, err := exec.Command(curl, "-sS", "-N", "--fail", "-H", "Content-Type: application/json", "-H", "Accept: "+accept,
+			"--data-binary", `{"jsonrpc":"2.0","method":"countdown","params":{"from":3,"interval_ms":20},"id":"c"}`, srv.rpc).Output()
+		if err != nil {
+			t.Fatalf("curl: %v", err)
+		}
+		return string(out)
+	}
+	want := "data: {\"jsonrpc\":\"2.0\",\"method\":\"countdown_progress\",\"params\":{\"left\":2}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"countdown_progress\",\"params\":{\"left\":1}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"countdown_progress\",\"params\":{\"left\":0}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"result\":\"done\",\"id\":\"c\"}\n\n"
+	if got := call("application/json, text/event-stream"); got != want {
+		t.Errorf("event stream:\n%q\nwant\n%q", got, want)
+	}
+	if got := call("application/json"); got != `{"jsonrpc":"2.0","result":"done","id":"c"}` {
+		t.Errorf("JSON: %q", got)
+	}
 }

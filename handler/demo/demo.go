@@ -103,6 +103,11 @@ var getData = handler.Raw(`["hello",5]`)
 //   - sleep ({"ms":N} or [N], at most MaxSleep) → N after sleeping N ms,
 //     of the blocking class, cut short when the request is cancelled;
 //   - fail → an application error, code FailCode, with the params as data;
+//   - countdown ({"from":N,"interval_ms":M} or [N, M], N ≤ 1000, M ≤
+//     MaxSleep in all) → "done" after one countdown_progress
+//     notification ({"left":k}) per step, sent through the call's
+//     handler.Conn: over an HTTP event stream, a WebSocket or a stream,
+//     they come before the reply; cut short with the call's context;
 //   - range ({"n":N} or [N], N ≥ 0) → the array [0, 1, …, N-1], a
 //     streamed result (handler.RegisterStream): sent as it is produced,
 //     in bounded memory, whatever N — for measuring big replies and
@@ -112,7 +117,7 @@ var getData = handler.Raw(`["hello",5]`)
 //     notification every interval whose result counts 1, 2, 3, …;
 //     clock_unsubscribe ([id]) → true. Over WebSocket and streams only.
 //
-// Every method but sleep and range is registered Inline.
+// Every method but sleep, countdown and range is registered Inline.
 func Register(t *handler.Table) {
 	inline := handler.Inline()
 	handler.Register(t, "subtract", func(_ context.Context, p subtractParams) (Number, error) {
@@ -170,8 +175,54 @@ func Register(t *handler.Table) {
 		}
 		return struct{}{}, e
 	}, inline, handler.Description("fails with an application error whose data are the params"))
+	handler.Register(t, "countdown", countdown, handler.Description("counts from down to 1, a countdown_progress notification each interval_ms, then answers done"), handler.ParamNames("from", "interval_ms"))
 	handler.RegisterStream(t, "range", rangeOf, handler.Description("the array [0, 1, …, n-1], produced as a stream"), handler.ParamNames("n"))
 	handler.RegisterSubscription(t, "clock", startClock, inline, handler.Description("a counter pushed every interval_ms"), handler.ParamNames("interval_ms"))
+}
+
+// CountdownParams are the params of countdown: {"from":N,"interval_ms":M}
+// or [N, M].
+type CountdownParams struct {
+	From       int64 `json:"from"`
+	IntervalMs int64 `json:"interval_ms"`
+}
+
+// countdownProgress is the params of a countdown_progress notification.
+type countdownProgress struct {
+	Left int64 `json:"left"`
+}
+
+// countdown is countdown: one notification per step through the call's
+// Conn (none where the transport cannot push: plain HTTP), a step every
+// interval, ended by the call's context.
+func countdown(ctx context.Context, p CountdownParams) (string, error) {
+	if p.From < 0 || p.From > 1000 || p.IntervalMs < 0 || p.From*p.IntervalMs > int64(MaxSleep/time.Millisecond) {
+		return "", handler.NewError(parser.CodeInvalidParams, "Invalid params: from must be 0 to 1000, interval_ms at least 0, from*interval_ms at most 60000")
+	}
+	c := handler.ConnFrom(ctx)
+	push := c != nil && c.CanPush()
+	var timer *time.Timer
+	for left := p.From - 1; left >= 0; left-- {
+		if p.IntervalMs > 0 {
+			if timer == nil {
+				timer = time.NewTimer(time.Duration(p.IntervalMs) * time.Millisecond)
+				defer timer.Stop()
+			} else {
+				timer.Reset(time.Duration(p.IntervalMs) * time.Millisecond)
+			}
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+		if push {
+			if err := handler.Notify(c, "countdown_progress", countdownProgress{Left: left}); err != nil {
+				return "", err
+			}
+		}
+	}
+	return "done", ctx.Err()
 }
 
 // RangeParams are the params of range: {"n":N} or [N].

@@ -77,7 +77,7 @@ func TestRegister_discover(t *testing.T) {
 	for _, m := range doc.Methods {
 		names = append(names, m.Name)
 	}
-	if got := strings.Join(names, " "); got != "add clock_subscribe clock_unsubscribe echo fail get_data late notify_hello notify_sum range sleep subtract sum update" {
+	if got := strings.Join(names, " "); got != "add clock_subscribe clock_unsubscribe countdown echo fail get_data late notify_hello notify_sum range sleep subtract sum update" {
 		t.Errorf("methods %s", got)
 	}
 	if r := dispatch(t, tab, `{"jsonrpc":"2.0","method":"rpc.discover","params":[1],"id":2}`); r.Error == nil || r.Error.Code != -32602 {

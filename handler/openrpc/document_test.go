@@ -120,9 +120,10 @@ func TestDocument_demoMethods(t *testing.T) {
 	demo.Register(tab)
 	doc := newDoc(t, tab)
 	want := []string{
-		"add(a integer!, b integer!) by-position → integer",           // [2]int64, ParamNames("a", "b") → int64
-		"clock_subscribe(interval_ms integer!) either → string",       // ClockParams → subscription id
-		"clock_unsubscribe(id string!) by-position → boolean",         // [1]string → bool
+		"add(a integer!, b integer!) by-position → integer",              // [2]int64, ParamNames("a", "b") → int64
+		"clock_subscribe(interval_ms integer!) either → string",          // ClockParams → subscription id
+		"clock_unsubscribe(id string!) by-position → boolean",            // [1]string → bool
+		"countdown(from integer!, interval_ms integer!) either → string", // CountdownParams → string
 		"echo() either → any",                                         // Raw → Raw
 		"fail() either → object",                                      // Raw → struct{}
 		"get_data() → any",                                            // RegisterNoParams → Raw

@@ -1,0 +1,268 @@
+package engine
+
+// NOTE: replies as event streams (Server-Sent Events) to HTTP POSTs. With
+// Options.SSE, a request whose Accept takes text/event-stream may be
+// answered with one: a call that runs on a worker gets a handler.Conn of
+// its own (sseConn, in its CallContext: handler.ConnFrom returns it), and
+// each message the method sends through it while it runs — progress,
+// logs, partial results — is an event of the reply, framed here
+// (appendEvent) and queued on the job as a part of a streamed reply
+// (streamed.go): the head (text/event-stream, no caching, no proxy
+// buffering) goes with the first, chunked. The reply itself is the last
+// event, and the stream ends with it. A call that sent nothing is
+// answered as JSON when the request also takes application/json (or
+// */*), and as a one-event stream when it takes only text/event-stream
+// (sseOnly) — as are inline calls, which run on the loop and send no
+// events meanwhile. Events are bounded as pushes are: past MaxPushQueue
+// unsent, Send refuses (handler.ErrSlowConsumer) and the connection
+// closes. A Conn kept past its call sends nothing more
+// (handler.ErrConnClosed): the stream ended with the reply.
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"sync"
+
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/parser/http1"
+	"github.com/jetrpc/jetrpc/pool"
+)
+
+// How a request takes an event stream (its Accept), when Options.SSE is
+// on.
+const (
+	sseNone uint8 = iota // not asked: JSON
+	sseMay               // text/event-stream, and JSON too: a stream when the call sends events
+	sseOnly              // text/event-stream alone
+)
+
+// acceptsSSE returns how the Accept value v takes text/event-stream:
+// sseNone when it does not name it (or gives it q=0), sseOnly when it
+// takes no JSON (application/json, application/*, */*) beside it, and
+// sseMay otherwise. An absent Accept takes anything: sseNone, JSON.
+func acceptsSSE(v []byte) uint8 {
+	sse, json := false, false
+	for len(v) > 0 {
+		var item []byte
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			item, v = v[:i], v[i+1:]
+		} else {
+			item, v = v, nil
+		}
+		typ, params, _ := bytes.Cut(item, []byte{';'})
+		typ = http1.TrimOWS(typ)
+		if len(params) > 0 && qValue(params) == 0 {
+			continue // q=0: refused
+		}
+		switch {
+		case http1.EqualFold(typ, "text/event-stream"):
+			sse = true
+		case http1.EqualFold(typ, "application/json"), http1.EqualFold(typ, "application/*"), string(typ) == "*/*":
+			json = true
+		}
+	}
+	switch {
+	case !sse:
+		return sseNone
+	case json:
+		return sseMay
+	}
+	return sseOnly
+}
+
+// sseHeadLines are the lines of an event stream's head after its
+// status, date and CORS lines.
+const sseHeadLines = "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"
+
+// sseConn is the handler.Conn of one HTTP call answered as an event
+// stream: made for the call, it sends while the call runs and refuses
+// afterwards. Safe from any goroutine.
+type sseConn struct {
+	mu sync.Mutex
+	j  *job // the call's job while it runs; nil afterwards
+	c  *conn
+}
+
+var _ handler.Conn = (*sseConn)(nil)
+
+// Send implements handler.Conn: msg becomes an event of the reply's
+// stream, before the reply. It never blocks.
+func (s *sseConn) Send(msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.j == nil {
+		return handler.ErrConnClosed
+	}
+	return s.j.sendEvent(msg)
+}
+
+// CanPush implements handler.Conn: true while the call runs.
+func (s *sseConn) CanPush() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.j != nil
+}
+
+// Context implements handler.Conn: the connection's context, done when
+// the client goes.
+func (s *sseConn) Context() context.Context { return s.c.ctx }
+
+// detach ends the Conn's sending: the call has returned.
+func (s *sseConn) detach() {
+	s.mu.Lock()
+	s.j = nil
+	s.mu.Unlock()
+}
+
+// sendEvent queues msg as an event of j's stream, bounded by
+// MaxPushQueue (the connection's unsent output and queued parts with
+// it): past it, ErrSlowConsumer and the connection closes. Called under
+// its sseConn's lock.
+func (j *job) sendEvent(msg []byte) error {
+	c, rs := j.c, &j.rs
+	b := pool.Responses.Get()
+	b.B = appendEvent(b.B, msg)
+	n := len(b.B)
+	rs.mu.Lock()
+	if rs.gone {
+		rs.mu.Unlock()
+		pool.Responses.Put(b)
+		return handler.ErrConnClosed
+	}
+	if c.mail.unsent.Load()+c.mail.queued.Load()+int64(n) > int64(c.e.opts.MaxPushQueue) {
+		rs.mu.Unlock()
+		pool.Responses.Put(b)
+		c.mail.kill.CompareAndSwap(0, uint32(closePushQueue))
+		c.e.stats.pushDrops.Add(1)
+		c.wake(nil) // the loop closes the connection
+		return handler.ErrSlowConsumer
+	}
+	rs.parts = append(rs.parts, b)
+	rs.bytes += n
+	c.mail.queued.Add(int64(n))
+	rs.mu.Unlock()
+	return j.listStream()
+}
+
+// appendEvent appends msg as one event: a data line per line of msg,
+// then a blank line.
+func appendEvent(dst, msg []byte) []byte {
+	for {
+		dst = append(dst, "data: "...)
+		i := bytes.IndexAny(msg, "\r\n")
+		if i < 0 {
+			dst = append(dst, msg...)
+			return append(dst, "\n\n"...)
+		}
+		dst = append(dst, msg[:i]...)
+		dst = append(dst, '\n')
+		if msg[i] == '\r' && i+1 < len(msg) && msg[i+1] == '\n' {
+			i++
+		}
+		msg = msg[i+1:]
+	}
+}
+
+// appendEventChunk appends the reply body as the last event of a
+// chunked event stream, and the stream's end. A notification's empty
+// reply is no event.
+func appendEventChunk(out, body []byte) []byte {
+	if len(body) > 0 {
+		n := eventLen(body)
+		out = strconv.AppendUint(out, uint64(n), 16)
+		out = append(out, "\r\n"...)
+		out = appendEvent(out, body)
+		out = append(out, "\r\n"...)
+	}
+	return append(out, "0\r\n\r\n"...)
+}
+
+// eventLen is the length appendEvent makes of msg.
+func eventLen(msg []byte) int {
+	n := len("data: ") + len(msg) + len("\n\n")
+	for i := 0; i < len(msg); i++ {
+		switch msg[i] {
+		case '\r':
+			if i+1 < len(msg) && msg[i+1] == '\n' {
+				n-- // \r\n is one line end
+			}
+			n += len("data: ")
+		case '\n':
+			if i == 0 || msg[i-1] != '\r' {
+				n += len("data: ")
+			}
+		}
+	}
+	return n
+}
+
+// appendSSEReply appends an HTTP reply whose body is the one event of
+// body (204 No Content for a notification's empty body), with its
+// length: a call that sent no event, to a request that takes only an
+// event stream.
+func appendSSEReply(dst, body []byte, keepAlive bool, minor int, cors string) []byte {
+	if len(body) == 0 {
+		return appendReply(dst, body, keepAlive, minor, cors)
+	}
+	dst = appendHeadStart(dst, statusLine200, keepAlive, minor, cors)
+	dst = append(dst, sseHeadLines...)
+	dst = append(dst, "Content-Length: "...)
+	dst = strconv.AppendInt(dst, int64(eventLen(body)), 10)
+	dst = append(dst, "\r\n\r\n"...)
+	return appendEvent(dst, body)
+}
+
+// sseInline rewrites an inline reply — its body at out[start:], behind
+// a head reserved at out[mark:] — as a one-event stream, for a request
+// that takes only an event stream. Event loop only.
+func (c *conn) sseInline(out []byte, mark, start int, keep bool, minor int, cors string) []byte {
+	ls := c.loop
+	ls.sse = append(ls.sse[:0], out[start:]...)
+	out = appendSSEReply(out[:mark], ls.sse, keep, minor, cors)
+	if cap(ls.sse) > maxLoopBuffer {
+		ls.sse = nil
+	}
+	return out
+}
+
+// ssePart appends a part of an event stream: its head before the first,
+// then events as the call sent them, as chunks (HTTP/1.1) or as they are
+// (HTTP/1.0: the stream ends when the connection closes); the last part
+// is the reply, its event, and the stream's end. Event loop only.
+func (c *conn) ssePart(out []byte, j *job, data []byte, last bool) []byte {
+	rs := &j.rs
+	chunked := j.tag&tagHTTP11 != 0
+	if !rs.begun {
+		rs.begun = true
+		minor := 0
+		if chunked {
+			minor = 1
+		}
+		keep := chunked && j.tag&tagKeepAlive != 0
+		out = appendHeadStart(out, statusLine200, keep, minor, j.cors)
+		out = append(out, sseHeadLines...)
+		if chunked {
+			out = append(out, "Transfer-Encoding: chunked\r\n"...)
+		}
+		out = append(out, "\r\n"...)
+		if !keep {
+			out = c.closeAfterFlush(out, closeByClient) // the stream ends with the connection
+		}
+	}
+	switch {
+	case last && chunked:
+		return appendEventChunk(out, data)
+	case last:
+		if len(data) > 0 {
+			out = appendEvent(out, data)
+		}
+		return out
+	case !chunked:
+		return append(out, data...)
+	}
+	out = strconv.AppendUint(out, uint64(len(data)), 16)
+	out = append(out, "\r\n"...)
+	out = append(out, data...)
+	return append(out, "\r\n"...)
+}

@@ -1,0 +1,242 @@
+package engine_test
+
+// Tests of replies as event streams (sse.go) on real sockets: the
+// events a call sends go before its reply, framed per the SSE
+// specification; what each Accept gets; a client that reads no events;
+// a Conn kept past its call.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo"
+)
+
+// sseTable has progress ([n]: n notifications, then "done"), quiet (a
+// blocking method that sends nothing), and the demo's methods, with a
+// call timeout as jetrpc serve has.
+// (With a timeout, serve's calls ran as timed segments, whose copy of
+// the call's context once lost its Conn: no events.)
+func sseTable(kept chan<- handler.Conn) *handler.Table {
+	tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithCallTimeout(time.Minute))
+	demo.Register(tab)
+	handler.Register(tab, "progress", func(ctx context.Context, p [1]int) (string, error) {
+		c := handler.ConnFrom(ctx)
+		type progress struct {
+			Progress int    `json:"progress"`
+			Total    int    `json:"total"`
+			Note     string `json:"note"`
+		}
+		for i := range p[0] {
+			if err := handler.Notify(c, "notifications/progress", progress{i + 1, p[0], "line one\nline two"}); err != nil {
+				return "", err
+			}
+		}
+		if p[0] > 0 { // a message with line breaks of its own: one data line each
+			if err := c.Send([]byte("{\"jsonrpc\": \"2.0\",\r\n \"method\": \"log\"\n}")); err != nil {
+				return "", err
+			}
+		}
+		if kept != nil {
+			kept <- c
+		}
+		return "done", nil
+	})
+	handler.Register(tab, "quiet", func(context.Context, struct{}) (string, error) { return "hush", nil })
+	return tab
+}
+
+// sseEvents reads an event stream to its end and returns the data of
+// each event (its data lines joined with "\n").
+func sseEvents(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	var events []string
+	var data []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if data != nil {
+				events = append(events, strings.Join(data, "\n"))
+				data = nil
+			}
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, line[len("data: "):])
+		case strings.HasPrefix(line, ":"):
+		default:
+			t.Fatalf("a line that is not SSE: %q", line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if data != nil {
+		t.Fatalf("an event not ended: %q", data)
+	}
+	return events
+}
+
+func postAccept(t *testing.T, addr, accept, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// TestSSE_eventsBeforeReply: a call that sends notifications while it
+// runs, asked with Accept: application/json, text/event-stream, is
+// answered as an event stream: its notifications in order (a message
+// with line breaks in data lines, which the client joins back), then
+// its reply, then the end.
+func TestSSE_eventsBeforeReply(t *testing.T) {
+	_, addr, _ := startEngine(t, sseTable(nil), engine.WithSSE(true))
+	resp := postAccept(t, addr, "application/json, text/event-stream", `{"jsonrpc":"2.0","method":"progress","params":[5],"id":"p"}`)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" ||
+		resp.Header.Get("X-Accel-Buffering") != "no" || len(resp.TransferEncoding) != 1 {
+		t.Fatalf("head %v, transfer encoding %v", resp.Header, resp.TransferEncoding)
+	}
+	events := sseEvents(t, resp.Body)
+	if len(events) != 7 {
+		t.Fatalf("%d events: %q", len(events), events)
+	}
+	for i, e := range events[:5] {
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":%d,"total":5,"note":"line one\nline two"}}`, i+1)
+		if e != want {
+			t.Errorf("event %d: %s, want %s", i, e, want)
+		}
+	}
+	if events[5] != "{\"jsonrpc\": \"2.0\",\n \"method\": \"log\"\n}" {
+		t.Errorf("a message of three lines: %q", events[5])
+	}
+	if events[6] != `{"jsonrpc":"2.0","result":"done","id":"p"}` {
+		t.Errorf("the reply's event: %s", events[6])
+	}
+}
+
+// TestSSE_whatEachAcceptGets: a call that sends nothing gets JSON when
+// JSON is taken too, one event when only the stream is; an inline call
+// likewise; without the stream in Accept, or with SSE off, a call's
+// Conn cannot push and the reply is JSON; q=0 refuses the stream.
+func TestSSE_whatEachAcceptGets(t *testing.T) {
+	_, addr, _ := startEngine(t, sseTable(nil), engine.WithSSE(true))
+	_, offAddr, _ := startEngine(t, sseTable(nil))
+	for _, c := range []struct {
+		addr, accept, body, ct, want string
+	}{
+		{addr, "application/json, text/event-stream", `{"jsonrpc":"2.0","method":"quiet","id":1}`, "application/json", `{"jsonrpc":"2.0","result":"hush","id":1}`},
+		{addr, "text/event-stream", `{"jsonrpc":"2.0","method":"quiet","id":1}`, "text/event-stream", "data: " + `{"jsonrpc":"2.0","result":"hush","id":1}` + "\n\n"},
+		{addr, "text/event-stream", `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}`, "text/event-stream", "data: " + `{"jsonrpc":"2.0","result":3,"id":2}` + "\n\n"},
+		{addr, "*/*, text/event-stream", `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}`, "application/json", `{"jsonrpc":"2.0","result":3,"id":2}`},
+		{addr, "application/json", `{"jsonrpc":"2.0","method":"progress","params":[2],"id":3}`, "application/json", `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":3}`},
+		{addr, "text/event-stream;q=0, application/json", `{"jsonrpc":"2.0","method":"progress","params":[2],"id":3}`, "application/json", `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":3}`},
+		{offAddr, "application/json, text/event-stream", `{"jsonrpc":"2.0","method":"progress","params":[2],"id":3}`, "application/json", `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":3}`},
+	} {
+		resp := postAccept(t, c.addr, c.accept, c.body)
+		b, _ := io.ReadAll(resp.Body)
+		if ct := resp.Header.Get("Content-Type"); ct != c.ct || string(b) != c.want || resp.ContentLength != int64(len(b)) {
+			t.Errorf("Accept %q, %s: %s (length %d) %q, want %s %q", c.accept, c.body, ct, resp.ContentLength, b, c.ct, c.want)
+		}
+	}
+	// A notification asked for a stream, that sends nothing: 204.
+	if resp := postAccept(t, addr, "text/event-stream", `{"jsonrpc":"2.0","method":"quiet"}`); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("a notification: %d", resp.StatusCode)
+	}
+}
+
+// TestSSE_connEndsWithCall: a Conn kept past its call sends nothing: its
+// stream ended with the reply.
+func TestSSE_connEndsWithCall(t *testing.T) {
+	kept := make(chan handler.Conn, 1)
+	_, addr, _ := startEngine(t, sseTable(kept), engine.WithSSE(true))
+	resp := postAccept(t, addr, "application/json, text/event-stream", `{"jsonrpc":"2.0","method":"progress","params":[1],"id":1}`)
+	if n := len(sseEvents(t, resp.Body)); n != 3 {
+		t.Fatalf("%d events", n)
+	}
+	c := <-kept
+	if err := c.Send([]byte(`{"jsonrpc":"2.0","method":"late"}`)); !errors.Is(err, handler.ErrConnClosed) || c.CanPush() {
+		t.Errorf("a send after the call: %v, can push %v", err, c.CanPush())
+	}
+}
+
+// TestSSE_readerThatDoesNotReadIsClosed: a call that sends more than the
+// client reads, past MaxPushQueue, is refused with ErrSlowConsumer and
+// the connection closes; the server holds no more than the bound.
+func TestSSE_readerThatDoesNotReadIsClosed(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	var mu sync.Mutex
+	var sendErr error
+	done := make(chan struct{})
+	big := strings.Repeat("x", 8<<10)
+	handler.Register(tab, "flood", func(ctx context.Context, _ struct{}) (int, error) {
+		defer close(done)
+		c := handler.ConnFrom(ctx)
+		for i := 0; ; i++ {
+			if err := handler.Notify(c, "chunk", []string{big}); err != nil {
+				mu.Lock()
+				sendErr = err
+				mu.Unlock()
+				return i, nil
+			}
+		}
+	})
+	e, addr, _ := startEngine(t, tab, engine.WithSSE(true), engine.WithMaxPushQueue(1<<20))
+	conn, err := smallReceiveBuffer().Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"jsonrpc":"2.0","method":"flood","id":1}`
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the flood was never refused")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !errors.Is(sendErr, handler.ErrSlowConsumer) {
+		t.Errorf("the flood ended with %v", sendErr)
+	}
+	if !waitClosed(conn, 10*time.Second) {
+		t.Error("the connection stays open")
+	}
+	if st := e.Stats(); st.ConnOutputPeak > 2<<20 {
+		t.Errorf("held up to %d bytes for it", st.ConnOutputPeak)
+	}
+}
+
+// TestSSE_HTTP10: over HTTP/1.0 an event stream has no chunks and ends
+// with the connection.
+func TestSSE_HTTP10(t *testing.T) {
+	_, addr, _ := startEngine(t, sseTable(nil), engine.WithSSE(true))
+	body := `{"jsonrpc":"2.0","method":"progress","params":[2],"id":1}`
+	got := rawExchange(t, addr, "POST / HTTP/1.0\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+	head, rest, _ := strings.Cut(got, "\r\n\r\n")
+	if !strings.Contains(head, "Content-Type: text/event-stream") || strings.Contains(head, "chunked") || !strings.Contains(head, "Connection: close") {
+		t.Fatalf("head %q", head)
+	}
+	if n := len(sseEvents(t, strings.NewReader(rest))); n != 4 {
+		t.Errorf("%d events in %q", n, rest)
+	}
+}
