@@ -68,6 +68,12 @@ type pageResult struct {
 		AdminStats httpOutcome  `json:"admin_stats"`
 		Add        httpOutcome  `json:"add"`
 		Range      rangeOutcome `json:"range"`
+		Events     struct {
+			Status      int               `json:"status"`
+			ContentType string            `json:"contentType"`
+			Data        []json.RawMessage `json:"data"`
+			Rest        string            `json:"rest"`
+		} `json:"events"`
 	} `json:"http"`
 	WS struct {
 		Protocol    string   `json:"protocol"`
@@ -106,6 +112,28 @@ func checkRanges(t *testing.T, r pageResult, raw []byte, fetched bool) {
 	t.Helper()
 	if fetched && !r.HTTP.Range.OK || !r.WS.Range.OK {
 		t.Errorf("range 200000 streamed: fetch %+v, WebSocket %+v, want [0..199999] whole\n%s", r.HTTP.Range, r.WS.Range, raw)
+	}
+}
+
+// checkEvents checks that fetch read countdown's three progress
+// notifications as events, in order, then its reply, from an event
+// stream (Accept: text/event-stream, jetrpc serve's --sse default).
+func checkEvents(t *testing.T, r pageResult, raw []byte) {
+	t.Helper()
+	e := r.HTTP.Events
+	want := []string{
+		`{"jsonrpc":"2.0","method":"countdown_progress","params":{"left":2}}`,
+		`{"jsonrpc":"2.0","method":"countdown_progress","params":{"left":1}}`,
+		`{"jsonrpc":"2.0","method":"countdown_progress","params":{"left":0}}`,
+		`{"jsonrpc":"2.0","result":"done","id":4}`,
+	}
+	ok := e.Status == 200 && e.ContentType == "text/event-stream" && len(e.Data) == len(want) && e.Rest == ""
+	for i := 0; ok && i < len(want); i++ {
+		var b bytes.Buffer // the report is indented
+		ok = json.Compact(&b, e.Data[i]) == nil && b.String() == want[i]
+	}
+	if !ok {
+		t.Errorf("countdown as an event stream through fetch: %+v, want %q\n%s", e, want, raw)
 	}
 }
 
@@ -427,6 +455,7 @@ func TestBrowser(t *testing.T) {
 		r, raw := runPage(t, browser, origin, pageURL(origin, httpURL, wsURL), results)
 		checkWS(t, r, raw)
 		checkRanges(t, r, raw, true)
+		checkEvents(t, r, raw)
 
 		stats := httpResult[adminStats](t, "fetch admin_stats", r.HTTP.AdminStats, raw)
 		if stats.Caller.Transport != "http" || stats.Connections < 1 {
