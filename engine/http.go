@@ -476,11 +476,21 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 	}
 	for h.pending() && h.held[h.first].ready {
 		j := h.held[h.first].j
+		if j.rs.sseHeld && !j.rs.sseDone {
+			// An event stream held open past its reply (a subscription's):
+			// the reply goes as an event, and the stream stays at the head,
+			// its events to come, until it ends (sse.go).
+			out = c.sseReplied(out, j)
+			h.held[h.first].ready = false
+			break
+		}
 		h.held[h.first] = heldReply{}
 		h.first++
 		switch {
 		case j.tag&tagFramed != 0:
 			out = append(out, j.out...)
+		case j.rs.sseDone:
+			out = c.sseEnd(out, j)
 		case j.rs.listed.Load():
 			out = c.streamRest(out, j) // a streamed reply: its head went with its first part
 		default:

@@ -61,6 +61,8 @@ const (
 	// one part: 1,000 clients that stop reading their streamed results
 	// hold about 64 MiB, the default budget, without being disconnected.
 	DefaultStreamWindow = 32 << 10
+	// DefaultSSEKeepAlive is the default of Options.SSEKeepAlive.
+	DefaultSSEKeepAlive = 15 * time.Second
 	// DefaultMaxOutputBudget caps the default of Options.MaxOutputBudget,
 	// the bytes of unsent replies and queued server messages of all
 	// connections together: the default is this or a quarter of the
@@ -223,6 +225,11 @@ type Options struct {
 	// text/event-stream every reply is one. Off by default: ConnFrom then
 	// gives an HTTP call the connection, which cannot push.
 	SSE bool
+	// SSEKeepAlive is how often an event stream held open past its reply
+	// (a subscription's, waiting for its notifications) gets a comment
+	// line, so that proxies and clients do not take it for dead. 0 means
+	// DefaultSSEKeepAlive; negative, none.
+	SSEKeepAlive time.Duration
 	// MaxOutputBudget bounds, in bytes, what the server holds for all its
 	// connections together: their unsent replies (gnet's output buffers)
 	// and their queued server messages. 0 means the smaller of
@@ -373,6 +380,9 @@ func WithAuthOptional(on bool) Option { return func(o *Options) { o.AuthOptional
 // WithPingInterval sets Options.PingInterval.
 func WithPingInterval(d time.Duration) Option { return func(o *Options) { o.PingInterval = d } }
 
+// WithSSEKeepAlive sets Options.SSEKeepAlive.
+func WithSSEKeepAlive(d time.Duration) Option { return func(o *Options) { o.SSEKeepAlive = d } }
+
 // WithSSE sets Options.SSE.
 func WithSSE(on bool) Option { return func(o *Options) { o.SSE = on } }
 
@@ -442,6 +452,9 @@ func (o *Options) fill() {
 		o.WSPath = DefaultWSPath
 	}
 	def(&o.PingInterval, DefaultPingInterval)
+	if o.SSEKeepAlive == 0 {
+		o.SSEKeepAlive = DefaultSSEKeepAlive
+	}
 	if o.StreamWindow <= 0 {
 		o.StreamWindow = DefaultStreamWindow
 	}

@@ -23,6 +23,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/parser/http1"
@@ -77,14 +78,82 @@ const sseHeadLines = "Content-Type: text/event-stream\r\nCache-Control: no-cache
 
 // sseConn is the handler.Conn of one HTTP call answered as an event
 // stream: made for the call, it sends while the call runs and refuses
-// afterwards. Safe from any goroutine.
+// afterwards — unless held (handler.StreamHolder: a subscription), when
+// it sends until its last hold is released. Safe from any goroutine.
 type sseConn struct {
-	mu sync.Mutex
-	j  *job // the call's job while it runs; nil afterwards
-	c  *conn
+	mu    sync.Mutex
+	j     *job // the call's job while its stream is open; nil afterwards
+	c     *conn
+	holds int         // holds not released
+	open  bool        // the call returned while held: the stream goes on past its reply
+	alive *time.Timer // the keep-alive comments of an open stream
 }
 
-var _ handler.Conn = (*sseConn)(nil)
+var (
+	_ handler.Conn         = (*sseConn)(nil)
+	_ handler.StreamHolder = (*sseConn)(nil)
+)
+
+// Hold implements handler.StreamHolder.
+func (s *sseConn) Hold() (release func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.j == nil {
+		return func() {}, false
+	}
+	s.holds++
+	var once sync.Once
+	return func() { once.Do(s.release) }, true
+}
+
+// release gives back one hold; the last ends an open stream.
+func (s *sseConn) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holds--
+	if s.holds > 0 || s.j == nil || !s.open {
+		return // the call still runs: its return ends the stream
+	}
+	j := s.j
+	s.j = nil
+	s.alive.Stop()
+	j.rs.mu.Lock()
+	j.rs.ended = true
+	j.rs.mu.Unlock()
+	_ = j.listStream() // the loop writes the end
+}
+
+// finishCall is called when the call has returned, before its job goes
+// back to its loop: the stream ends with the reply, unless held, when it
+// stays open with a keep-alive comment every Options.SSEKeepAlive.
+func (s *sseConn) finishCall() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holds == 0 {
+		s.j = nil
+		return
+	}
+	s.open = true
+	s.j.rs.sseHeld = true
+	if d := s.c.e.opts.SSEKeepAlive; d > 0 {
+		s.alive = time.AfterFunc(d, s.keepAlive)
+	}
+}
+
+// keepAlive sends a comment on an open stream that has stayed quiet,
+// so that proxies and clients do not take it for dead, and re-arms.
+func (s *sseConn) keepAlive() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.j == nil {
+		return
+	}
+	_ = s.j.queueEvent(sseKeepAlive)
+	s.alive.Reset(s.c.e.opts.SSEKeepAlive)
+}
+
+// sseKeepAlive is the comment an open stream gets on an interval.
+var sseKeepAlive = []byte(": keep-alive\n\n")
 
 // Send implements handler.Conn: msg becomes an event of the reply's
 // stream, before the reply. It never blocks.
@@ -108,21 +177,27 @@ func (s *sseConn) CanPush() bool {
 // the client goes.
 func (s *sseConn) Context() context.Context { return s.c.ctx }
 
-// detach ends the Conn's sending: the call has returned.
-func (s *sseConn) detach() {
-	s.mu.Lock()
-	s.j = nil
-	s.mu.Unlock()
-}
-
 // sendEvent queues msg as an event of j's stream, bounded by
 // MaxPushQueue (the connection's unsent output and queued parts with
 // it): past it, ErrSlowConsumer and the connection closes. Called under
 // its sseConn's lock.
 func (j *job) sendEvent(msg []byte) error {
-	c, rs := j.c, &j.rs
 	b := pool.Responses.Get()
 	b.B = appendEvent(b.B, msg)
+	return j.queuePart(b)
+}
+
+// queueEvent queues ev, framed already (a comment), as sendEvent does.
+func (j *job) queueEvent(ev []byte) error {
+	b := pool.Responses.Get()
+	b.B = append(b.B, ev...)
+	return j.queuePart(b)
+}
+
+// queuePart queues b, an event framed, on j's stream, bounded as
+// sendEvent says; b is the stream's, or back in its pool on an error.
+func (j *job) queuePart(b *pool.Buffer) error {
+	c, rs := j.c, &j.rs
 	n := len(b.B)
 	rs.mu.Lock()
 	if rs.gone {
@@ -164,10 +239,10 @@ func appendEvent(dst, msg []byte) []byte {
 	}
 }
 
-// appendEventChunk appends the reply body as the last event of a
-// chunked event stream, and the stream's end. A notification's empty
+// appendEventChunk appends the reply body as an event of a chunked
+// event stream, and with end the stream's end. A notification's empty
 // reply is no event.
-func appendEventChunk(out, body []byte) []byte {
+func appendEventChunk(out, body []byte, end bool) []byte {
 	if len(body) > 0 {
 		n := eventLen(body)
 		out = strconv.AppendUint(out, uint64(n), 16)
@@ -175,7 +250,10 @@ func appendEventChunk(out, body []byte) []byte {
 		out = appendEvent(out, body)
 		out = append(out, "\r\n"...)
 	}
-	return append(out, "0\r\n\r\n"...)
+	if end {
+		out = append(out, "0\r\n\r\n"...)
+	}
+	return out
 }
 
 // eventLen is the length appendEvent makes of msg.
@@ -228,9 +306,10 @@ func (c *conn) sseInline(out []byte, mark, start int, keep bool, minor int, cors
 
 // ssePart appends a part of an event stream: its head before the first,
 // then events as the call sent them, as chunks (HTTP/1.1) or as they are
-// (HTTP/1.0: the stream ends when the connection closes); the last part
-// is the reply, its event, and the stream's end. Event loop only.
-func (c *conn) ssePart(out []byte, j *job, data []byte, last bool) []byte {
+// (HTTP/1.0: the stream ends when the connection closes); with reply,
+// data is the reply's body, which goes as its event, and with end the
+// stream's end follows. Event loop only.
+func (c *conn) ssePart(out []byte, j *job, data []byte, end, reply bool) []byte {
 	rs := &j.rs
 	chunked := j.tag&tagHTTP11 != 0
 	if !rs.begun {
@@ -251,9 +330,9 @@ func (c *conn) ssePart(out []byte, j *job, data []byte, last bool) []byte {
 		}
 	}
 	switch {
-	case last && chunked:
-		return appendEventChunk(out, data)
-	case last:
+	case reply && chunked:
+		return appendEventChunk(out, data, end)
+	case reply:
 		if len(data) > 0 {
 			out = appendEvent(out, data)
 		}
@@ -265,4 +344,33 @@ func (c *conn) ssePart(out []byte, j *job, data []byte, last bool) []byte {
 	out = append(out, "\r\n"...)
 	out = append(out, data...)
 	return append(out, "\r\n"...)
+}
+
+// sseReplied writes the reply of a held event stream as an event, after
+// the events queued before it, and keeps the stream open: its job counts
+// as in flight until the stream ends (a connection closes only after).
+// Event loop only.
+func (c *conn) sseReplied(out []byte, j *job) []byte {
+	if !j.rs.replied {
+		j.rs.replied = true
+		c.work.inflight++
+		out = c.writeParts(out, j, true)
+		out = c.ssePart(out, j, j.out, false, true)
+		if c.mail.nstreams.Load() == 0 || !j.rs.listed.Load() {
+			_ = j.listStream() // listed: its later events, and its end, come through pumpStreams
+		}
+	}
+	return out
+}
+
+// sseEnd writes the end of a held event stream whose last hold was
+// released. Event loop only.
+func (c *conn) sseEnd(out []byte, j *job) []byte {
+	out = c.writeParts(out, j, true)
+	if j.tag&tagHTTP11 != 0 {
+		out = append(out, "0\r\n\r\n"...)
+	}
+	c.mail.dropStream(j)
+	c.work.inflight--
+	return out
 }

@@ -8,6 +8,7 @@ package engine_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -238,5 +239,91 @@ func TestSSE_HTTP10(t *testing.T) {
 	}
 	if n := len(sseEvents(t, strings.NewReader(rest))); n != 4 {
 		t.Errorf("%d events in %q", n, rest)
+	}
+}
+
+// TestSSE_subscriptionStreams: a subscribe call over a POST asking for
+// an event stream gets its id as an event, then its notifications, on
+// the same stream, which stays open with keep-alive comments while the
+// subscription lives; the server's Unsubscribe ends the stream (and the
+// connection serves the next request); a client that closes the stream
+// ends the subscription.
+func TestSSE_subscriptionStreams(t *testing.T) {
+	tab := sseTable(nil)
+	subs := make(chan *handler.Subscription, 4)
+	handler.RegisterSubscription(tab, "quietsub", func(_ context.Context, _ struct{}, s *handler.Subscription) error {
+		subs <- s
+		return nil
+	}, handler.Inline())
+	_, addr, _ := startEngine(t, tab, engine.WithSSE(true), engine.WithSSEKeepAlive(20*time.Millisecond))
+
+	// clock: its id, then its notifications, until the client closes.
+	resp := postAccept(t, addr, "application/json, text/event-stream", `{"jsonrpc":"2.0","method":"clock_subscribe","params":[10],"id":1}`)
+	if resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("head %v", resp.Header)
+	}
+	r := bufio.NewReader(resp.Body)
+	var id string
+	for n := 0; n < 4; {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: ")
+		if !ok {
+			continue
+		}
+		if n == 0 {
+			var reply struct{ Result string }
+			if err := json.Unmarshal([]byte(data), &reply); err != nil || reply.Result == "" {
+				t.Fatalf("the subscribe reply: %q", data)
+			}
+			id = reply.Result
+		} else if want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"clock_subscription","params":{"subscription":%q,"result":%d}}`, id, n); data != want {
+			t.Fatalf("notification %d: %s, want %s", n, data, want)
+		}
+		n++
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for tab.Subscriptions("clock") != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := tab.Subscriptions("clock"); n != 0 {
+		t.Errorf("%d clock subscriptions after the client closed its stream", n)
+	}
+
+	// quietsub: keep-alive comments while nothing comes; Unsubscribe ends
+	// the stream, and the connection goes on.
+	c := dialStream(t, "tcp", addr)
+	body := `{"jsonrpc":"2.0","method":"quietsub_subscribe","id":2}`
+	fmt.Fprintf(c.c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	s := <-subs
+	resp2, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = bufio.NewReader(resp2.Body)
+	comments := 0
+	for comments < 2 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == ": keep-alive\n" {
+			comments++
+		}
+	}
+	s.Unsubscribe()
+	if rest, err := io.ReadAll(r); err != nil || strings.Contains(string(rest), "data: ") {
+		t.Fatalf("the stream's end: %v, %q", err, rest)
+	}
+	fmt.Fprintf(c.c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(sentinel), sentinel)
+	resp3, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(resp3.Body); !strings.Contains(string(b), `"result":42`) {
+		t.Errorf("the next request: %s", b)
 	}
 }

@@ -568,6 +568,8 @@ func TestStats_closedWhenStopping(t *testing.T) {
 // TestStats_closedForWriteTimeout: a client that reads none of its
 // replies for WriteTimeout is closed for it, counted once as a slow
 // consumer.
+// (On a loaded machine the wait once ended before the connection was
+// even accepted — no connection open — so it waits for the accept too.)
 func TestStats_closedForWriteTimeout(t *testing.T) {
 	e, tcp, _ := startEngine(t, bigReplies(), engine.WithTimeouts(0, 0, 200*time.Millisecond), engine.WithMaxMessageSize(8<<20))
 	c, err := smallReceiveBuffer().Dial("tcp", tcp)
@@ -577,7 +579,7 @@ func TestStats_closedForWriteTimeout(t *testing.T) {
 	defer c.Close()
 	big := `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("x", 4<<20) + `"],"id":1}` + "\n"
 	go func() { _, _ = io.WriteString(c, big) }()
-	st := waitStats(t, e, "closed for the write timeout", func(s engine.Stats) bool { return s.Conns == 0 })
+	st := waitStats(t, e, "closed for the write timeout", func(s engine.Stats) bool { return s.Accepted == 1 && s.Conns == 0 })
 	if st.Closed.WriteTimeout != 1 || closedTotal(st.Closed) != 1 {
 		t.Errorf("closed %+v, want one, for the write timeout", st.Closed)
 	}

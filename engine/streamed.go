@@ -59,7 +59,12 @@ type replyStream struct {
 	gone   bool          // the connection closed: parts are refused
 	room   chan struct{} // signalled when parts are taken or the stream is gone; made on the job's first stream, kept in its pool
 
+	sseHeld bool // an event stream held open past its reply (sse.go); set on the worker before the job is finished
+	ended   bool // an event stream held open has ended: its last hold was released (guarded by mu)
+
 	// Event loop only.
+	sseDone bool   // the held event stream's end is to be written
+	replied bool   // the held event stream's reply went
 	done    bool   // the job finished: j.out is the reply's last part
 	begun   bool   // its first part went out
 	deflate bool   // WebSocket: its message is compressed
@@ -119,6 +124,14 @@ func (j *job) listStream() error {
 	return nil
 }
 
+// endedNow reports whether a held event stream's last hold was
+// released and its events are all taken.
+func (rs *replyStream) endedNow() bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.ended && len(rs.parts) == 0
+}
+
 // goneStream refuses the job's further parts and wakes its producer.
 // Safe from any goroutine.
 func (rs *replyStream) goneStream() {
@@ -150,7 +163,7 @@ func (rs *replyStream) reset() {
 		}
 	}
 	rs.listed.Store(false)
-	rs.parts, rs.bytes, rs.gone = rs.parts[:0], 0, false
+	rs.parts, rs.bytes, rs.gone, rs.sseHeld, rs.ended, rs.sseDone, rs.replied = rs.parts[:0], 0, false, false, false, false, false
 	rs.done, rs.begun, rs.deflate, rs.crc, rs.size = false, false, false, 0, 0
 }
 
@@ -237,7 +250,15 @@ func (c *conn) pumpStreams(out []byte) []byte {
 			return out
 		}
 		out = c.writeParts(out, j, false)
-		if c.tport == transportHTTP || !j.rs.done {
+		if c.tport == transportHTTP {
+			if j.rs.replied && j.rs.endedNow() {
+				j.rs.sseDone = true
+				out = c.codec.reply(c, out, j) // the held stream's end, then the replies after it
+				continue
+			}
+			return out
+		}
+		if !j.rs.done {
 			return out
 		}
 		out = c.endStream(out, j)
@@ -348,7 +369,7 @@ func (c *conn) framePart(out []byte, j *job, data []byte, last bool) []byte {
 func (c *conn) httpPart(out []byte, j *job, data []byte, last bool) []byte {
 	rs := &j.rs
 	if j.tag&tagSSE != 0 {
-		return c.ssePart(out, j, data, last)
+		return c.ssePart(out, j, data, last, last)
 	}
 	k := codingIdentity
 	if c.e.comp.on() {

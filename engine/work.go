@@ -132,7 +132,7 @@ func (j *job) release() {
 		j.sse, j.call.Conn = nil, nil
 	}
 	j.deadline, j.timeout, j.answered, j.lane, j.dprev, j.dnext = 0, 0, false, nil, nil, nil
-	if j.rs.listed.Load() || len(j.rs.parts) > 0 || j.rs.gone {
+	if j.rs.listed.Load() || len(j.rs.parts) > 0 || j.rs.gone || j.rs.sseHeld {
 		j.rs.reset() // it streamed
 	}
 	jobs.Put(j)
@@ -147,7 +147,15 @@ func (j *job) release() {
 // must not touch it. Or no worker could take it, and its "Server busy"
 // answer was appended. msg is only read, and only until run returns.
 func (c *conn) run(out, msg []byte, tag uint8) (o []byte, j *job, oc handler.Outcome) {
-	out, oc = c.e.table.DispatchInline(&c.call, out, msg, &c.loop.pending)
+	if tag&tagSSE != 0 {
+		// An event stream can carry a subscription's notifications: its
+		// subscribe call goes to a worker, with a Conn of its own (sse.go).
+		c.loop.pending.DeferSubscriptions(true)
+		out, oc = c.e.table.DispatchInline(&c.call, out, msg, &c.loop.pending)
+		c.loop.pending.DeferSubscriptions(false)
+	} else {
+		out, oc = c.e.table.DispatchInline(&c.call, out, msg, &c.loop.pending)
+	}
 	if oc != handler.Deferred {
 		return out, nil, oc // every inline message
 	}
@@ -228,7 +236,7 @@ func (j *job) Run() {
 		j.c.e.stats.inflight.Add(-1)
 	}
 	if j.sse != nil {
-		j.sse.detach() // its events end with its reply
+		j.sse.finishCall() // its events end with its reply, unless a subscription holds its stream
 	}
 	j.c.finish(j)
 }

@@ -62,6 +62,7 @@ func (t *Table) dispatch(ctx context.Context, dst, msg []byte, inlineOnly bool, 
 		st = getState(t)
 	}
 	st.sink = sink // a single request's: flushPart ignores it in a batch
+	st.deferSubs = later != nil && later.deferSubs
 	start := dst
 	defer func() {
 		if v := recover(); v != nil { // st is left to the collector
@@ -147,7 +148,7 @@ func (t *Table) single(ctx context.Context, st *state, dst []byte, inlineOnly bo
 	var m *method
 	if r.Err.OK() {
 		m = t.lookup(st, r)
-		if m != nil && inlineOnly && !m.inline {
+		if m != nil && inlineOnly && (!m.inline || m.subscribe && st.deferSubs) {
 			st.single = m
 			return dst, false // its start is counted if the caller keeps it (Pending)
 		}

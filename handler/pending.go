@@ -74,7 +74,16 @@ type Pending struct {
 	read  int64  // a reading of the clock for the burst (now), once its owner ends its bursts; 0 after Flush
 	tally tally  // the successes of the burst, not yet in their method's counters (metrics.go)
 	burst bool   // Flush was called: its owner ends its bursts, so calls are tallied and the clock chained
+
+	deferSubs bool // DeferSubscriptions
 }
+
+// DeferSubscriptions makes the DispatchInline calls given p defer the
+// call of a subscribe method (RegisterSubscription) even when it is
+// Inline, while on is true: a transport that gives each deferred call a
+// Conn of its own (the engine's HTTP event streams) can then serve
+// subscriptions. Safe from the goroutine that owns p.
+func (p *Pending) DeferSubscriptions(on bool) { p.deferSubs = on }
 
 // now returns the time of the burst of input that is given to
 // DispatchInline with p: when the last message of the burst ended, when

@@ -58,6 +58,18 @@ type PreparedSender interface {
 	SendPrepared(prefix []byte, p *Prepared, suffix []byte) error
 }
 
+// StreamHolder is implemented by a Conn whose stream ends with its
+// call's reply unless something holds it open: the engine's Conn of an
+// HTTP call answered as an event stream. A subscription holds its Conn
+// while it lives, so that its notifications follow the subscribe reply
+// on the same stream, which ends once the last hold is released.
+type StreamHolder interface {
+	// Hold keeps the stream open past the call's reply until release is
+	// called (once; later calls do nothing). Called once the stream has
+	// ended, it returns ok false and a release that does nothing.
+	Hold() (release func(), ok bool)
+}
+
 type connKey struct{}
 
 // ContextWithConn returns a context carrying c, for ConnFrom. Servers call

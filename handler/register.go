@@ -238,6 +238,7 @@ func compileMethod[P, R any](t *Table, name string, fn func(context.Context, P) 
 	}
 	if cfg.sub != nil {
 		mt.info.Subscription = cfg.sub.ns
+		mt.subscribe = cfg.sub.subscribe
 		if cfg.sub.subscribe {
 			mt.info.Notification, mt.info.Unsubscribe, mt.info.NotificationType = cfg.sub.names.Notification, cfg.sub.names.Unsubscribe, cfg.notifies
 		}
@@ -265,6 +266,7 @@ func compileMethod[P, R any](t *Table, name string, fn func(context.Context, P) 
 type method struct {
 	inline    bool
 	streamed  bool // RegisterStream's: its reply may go in parts
+	subscribe bool // a subscribe method (RegisterSubscription): its call needs a Conn that can push
 	ext       bool // an extension method (RegisterExtension): its name begins with "rpc."
 	checked   bool // a call must pass checks before it runs (permissions, limits, a timeout): never straight to impl
 	info      MethodInfo

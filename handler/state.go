@@ -68,6 +68,8 @@ type state struct {
 	streamed bool      // a part of the streamed reply of the call run now has gone to sink: it cannot be replaced
 	sent     int64     // the bytes of that reply gone to sink
 
+	deferSubs bool // a subscribe method's call is deferred even when Inline (Pending.DeferSubscriptions)
+
 	span     SpanRef // the span of the call run now, from its tracer (Call.SetSpan); zero: none
 	batch    *Batch  // the batch whose elements run now: &batchObj, or the caller's for a segment on a worker; nil: none
 	batchObj Batch   // the Batch of the batch this state plans (trace.go)

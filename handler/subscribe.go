@@ -406,6 +406,13 @@ func subscribeFunc[P any](reg *subscriptions, notifyMethod string, start func(ct
 		}
 		// The connection closed (now or before add): give the slot back.
 		context.AfterFunc(sctx, func() { reg.remove(s) })
+		if h, ok := c.(StreamHolder); ok {
+			// An event stream: it stays open for the notifications while
+			// the subscription lives.
+			if release, ok := h.Hold(); ok {
+				context.AfterFunc(sctx, release)
+			}
+		}
 		ok := false
 		defer func() {
 			if !ok { // start failed or panicked
