@@ -22,6 +22,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/engine/metrics"
 	"github.com/jetrpc/jetrpc/handler"
+	"github.com/jetrpc/jetrpc/handler/demo/mcp"
 	"github.com/jetrpc/jetrpc/handler/textlog"
 	"github.com/jetrpc/jetrpc/pool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +51,7 @@ a step, over an HTTP event stream too, then "done"), the
 subscription clock_subscribe/clock_unsubscribe, the topics
 topic_subscribe/topic_unsubscribe/topic_publish, shared with other nodes
 with --broker (package handler/demo), and admin_stats, which needs the "admin" grant (--api-keys, --jwt-secret).
+With --mcp it is also an MCP server (package handler/demo/mcp) at /mcp.
 Every listener serves every protocol on one port, told apart by a
 connection's first byte: HTTP/1.1 (a POST to any path; GET /health answers
 200), WebSocket (a GET of --ws-path with Upgrade: websocket) and raw JSON
@@ -244,6 +246,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := registerServed(tab, func() int { return e.Conns() }, topics, c.discover, c.filterDiscover()); err != nil {
 		return err
 	}
+	if c.mcp {
+		mcp.Register(tab) // its names hold a slash: none is the bundled server's
+	}
 	reg := prometheus.NewRegistry()
 	if metricsPath != "" {
 		c.engine.Pages = append(c.engine.Pages, metrics.Page(metricsPath, reg))
@@ -276,6 +281,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on unix://%s (HTTP, WebSocket and streams)\n", a)
 		default:
 			fmt.Fprintf(stdout, "jetrpc: serving JSON-RPC on http://%s/, ws://%s%s and tcp://%s\n", a, a, c.engine.WSPath, a)
+			if c.mcp {
+				fmt.Fprintf(stdout, "jetrpc: serving MCP (Streamable HTTP) on http://%s%s\n", a, mcp.Path)
+			}
 			if metricsPath != "" {
 				fmt.Fprintf(stdout, "jetrpc: metrics on http://%s%s\n", a, metricsPath)
 			}

@@ -39,6 +39,7 @@ type serveFlags struct {
 	metrics        string // --metrics: an address, or a path on the listeners
 	discover       bool
 	discoverGrant  bool   // --discover-by-grant
+	mcp            bool   // --mcp: the MCP example (package handler/demo/mcp) too
 	broker         string // --broker: a NATS URL, "" for one node
 	workers        int
 	queue          int
@@ -130,6 +131,9 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupJSONRPC, "sse", bind(&e.SSE, true), anyValue, "answer a POST whose Accept takes text/event-stream with an event stream when its call " +
 			"sends messages while it runs (progress: countdown), before its reply (see cmd/jetrpc/README.md: Server messages over HTTP)"},
 		{groupJSONRPC, "reject-v1", bind(&t.RejectV1, false), anyValue, "answer JSON-RPC 1.0 requests (no \"jsonrpc\":\"2.0\") with -32600"},
+		{groupJSONRPC, "mcp", bind(&c.mcp, false), anyValue, "serve the MCP example too (package handler/demo/mcp: the tools add and countdown, a large resource), " +
+			"for MCP clients at http://ADDR/mcp over Streamable HTTP, stateless (no Mcp-Session-Id); " +
+			"its methods (initialize, tools/call, ...) are on the one table, answered on every POST path (see cmd/jetrpc/README.md: An MCP server on jetrpc)"},
 
 		{groupFairUse, "call-timeout", bind(&t.CallTimeout, defaultCallTimeout), nonNegative, "answer a call still running after this `duration` -32002 at once, " +
 			"and end its method's context (0: no timeout)"},
