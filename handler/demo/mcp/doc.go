@@ -74,8 +74,12 @@
 // next step and answers the context's error. The progress notifications
 // of one call go out in order, through handler.Notify on the call's
 // handler.Conn; where the transport cannot carry them (handler.ConnFrom
-// is nil, or Notify returns handler.ErrPushUnsupported), the countdown
-// runs without them. resources/read runs on a worker too, so that
+// is nil, or its CanPush is false, as over HTTP before the engine sends
+// event streams), the countdown runs without them. Over the engine's
+// WebSocket and streams they arrive after the call's reply, not before
+// it: a Conn holds a message sent while requests received before it are
+// running until their replies are written, and the countdown's own call
+// is one of them. resources/read runs on a worker too, so that
 // copying its megabyte holds no event loop; every other method is
 // inline.
 //
