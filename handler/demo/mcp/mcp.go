@@ -2,8 +2,9 @@ package mcp
 
 // NOTE: the MCP methods whose answers never change — initialize, ping,
 // tools/list, resources/list, resources/read — answer JSON built once,
-// at Register, as handler.Raw: a call copies those bytes into its reply
-// and encodes nothing. tools/call is tools.go; the resource, resources.go.
+// at Register, as a fixed: a call copies those bytes into its reply and
+// encodes nothing (a handler.Raw would be checked and compacted on every
+// call). tools/call is tools.go; the resource, resources.go.
 
 import (
 	"context"
@@ -35,10 +36,25 @@ const ServerName = "jetrpc-mcp-example"
 const serverVersion = "1.0.0"
 
 // InitializeParams are the params of initialize that the server reads;
-// it ignores the client's capabilities and clientInfo.
+// it ignores the client's capabilities and clientInfo. ProtocolVersion
+// is the JSON value as sent (a string, quoted), valid until the method
+// returns.
 type InitializeParams struct {
-	ProtocolVersion string `json:"protocolVersion"`
+	ProtocolVersion handler.Raw `json:"protocolVersion"`
 }
+
+// fixed is a result built once, at Register, and written as it is: valid
+// JSON, an object, trusted (handler.JSONAppender).
+type fixed []byte
+
+// AppendJSON appends f to dst.
+func (f fixed) AppendJSON(dst []byte) ([]byte, error) { return append(dst, f...), nil }
+
+// JSONSchemaText declares the schema of the results (for rpc.discover):
+// an object, as MCP defines it.
+func (fixed) JSONSchemaText() string { return `{"type":"object"}` }
+
+var _ handler.JSONAppender = fixed(nil)
 
 // capabilities are the server's: tools and resources, whose lists never
 // change and whose resources cannot be subscribed to.
@@ -48,7 +64,7 @@ const capabilities = `{"tools":{"listChanged":false},"resources":{"subscribe":fa
 const instructions = "A jetrpc example: add two numbers, count down with progress, or read a large text resource."
 
 // initializeResult returns initialize's result for revision v.
-func initializeResult(v string) handler.Raw {
+func initializeResult(v string) fixed {
 	b := []byte(`{"protocolVersion":`)
 	b = parser.AppendQuote(b, v)
 	b = append(b, `,"capabilities":`+capabilities+`,"serverInfo":{"name":"`+ServerName+`","title":"jetrpc MCP example","version":"`+serverVersion+`"},"instructions":`...)
@@ -77,13 +93,13 @@ const CodeResourceNotFound parser.Code = -32002
 // dispatching.
 func Register(t *handler.Table) {
 	inline := handler.Inline()
-	results := make(map[string]handler.Raw, len(Versions))
+	results := make(map[string]fixed, len(Versions)) // by revision, quoted as in the params
 	for _, v := range Versions {
-		results[v] = initializeResult(v)
+		results[`"`+v+`"`] = initializeResult(v)
 	}
-	latest := results[LatestVersion]
-	handler.Register(t, "initialize", func(_ context.Context, p InitializeParams) (handler.Raw, error) {
-		if r, ok := results[p.ProtocolVersion]; ok {
+	latest := results[`"`+LatestVersion+`"`]
+	handler.Register(t, "initialize", func(_ context.Context, p InitializeParams) (fixed, error) {
+		if r, ok := results[string(p.ProtocolVersion)]; ok {
 			return r, nil
 		}
 		return latest, nil
@@ -95,10 +111,10 @@ func Register(t *handler.Table) {
 		handler.RegisterNoResult(t, name, func(context.Context, handler.Raw) error { return nil },
 			inline, handler.Description("MCP: a notification; ignored"))
 	}
-	empty := handler.Raw(`{}`)
-	handler.Register(t, "ping", func(context.Context, handler.Raw) (handler.Raw, error) { return empty, nil },
+	empty := fixed(`{}`)
+	handler.Register(t, "ping", func(context.Context, handler.Raw) (fixed, error) { return empty, nil },
 		inline, handler.Description("MCP: answers {}"))
-	handler.Register(t, "tools/list", func(context.Context, listParams) (handler.Raw, error) { return toolList, nil },
+	handler.Register(t, "tools/list", func(context.Context, listParams) (fixed, error) { return toolList, nil },
 		inline, handler.Description("MCP: the tools add and countdown"))
 	handler.Register(t, "tools/call", callTool, handler.Description("MCP: run a tool"))
 	registerResources(t)

@@ -138,6 +138,12 @@ func TestToolsCall(t *testing.T) {
 		{"an unknown tool is -32602",
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`,
 			`{"jsonrpc":"2.0","error":{"code":-32602,"message":"Unknown tool","data":{"tool":"nope"}},"id":1}`},
+		{"a name with escapes is read unescaped",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\u0061dd","arguments":{"b":2,"a":-1e1}}}`,
+			`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"-8"}]},"id":1}`},
+		{"a name that is not a string is -32602",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}`,
+			`{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: name: want a string"},"id":1}`},
 		{"a call without a name is -32602",
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`,
 			`{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: name: missing required param"},"id":1}`},
@@ -229,6 +235,11 @@ func TestResources_listAndReadTheLargeText(t *testing.T) {
 	}
 	if !strings.HasPrefix(c.Text, "line 00000 ....") || !strings.Contains(c.Text, "\nline 16383 ....") || !strings.HasSuffix(c.Text, ".\n") {
 		t.Errorf("text begins %q, ends %q", c.Text[:20], c.Text[len(c.Text)-20:])
+	}
+	escaped := strings.ReplaceAll(mcp.LargeResourceURI, "/", `\/`)
+	reply = call(context.Background(), tab, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"`+escaped+`"}}`)
+	if !strings.HasPrefix(reply, `{"jsonrpc":"2.0","result":{"contents":[{"uri":"`+mcp.LargeResourceURI) {
+		t.Errorf("read %s: %.100s", escaped, reply)
 	}
 	got := call(context.Background(), tab, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"jetrpc://nope"}}`)
 	if want := `{"jsonrpc":"2.0","error":{"code":-32002,"message":"Resource not found","data":{"uri":"jetrpc://nope"}},"id":3}`; got != want {

@@ -9,6 +9,7 @@ package mcp
 // worker, so that copying a megabyte into the reply holds no event loop.
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 	"strings"
@@ -27,9 +28,10 @@ const (
 	largeMIME = "text/plain"
 )
 
-// ReadResourceParams are the params of resources/read.
+// ReadResourceParams are the params of resources/read. URI is the JSON
+// value as sent (a string, quoted), valid until the method returns.
 type ReadResourceParams struct {
-	URI string `json:"uri"`
+	URI handler.Raw `json:"uri"`
 }
 
 // LargeResourceText returns the resource's text: line i (from 0) is
@@ -46,19 +48,29 @@ func LargeResourceText() string {
 	return b.String()
 }
 
+// errURINotString answers a resources/read whose uri is not a string.
+var errURINotString = handler.NewError(parser.CodeInvalidParams, "Invalid params: uri: want a string")
+
 // registerResources adds resources/list and resources/read to t.
 func registerResources(t *handler.Table) {
-	list := handler.Raw(`{"resources":[{"uri":"` + LargeResourceURI + `","name":"large.txt","title":"A large text",` +
+	list := fixed(`{"resources":[{"uri":"` + LargeResourceURI + `","name":"large.txt","title":"A large text",` +
 		`"description":"` + strconv.Itoa(LargeResourceSize) + ` bytes of numbered lines, to measure large results",` +
 		`"mimeType":"` + largeMIME + `","size":` + strconv.Itoa(LargeResourceSize) + `}]}`)
 	b := []byte(`{"contents":[{"uri":"` + LargeResourceURI + `","mimeType":"` + largeMIME + `","text":`)
 	b = parser.AppendQuote(b, LargeResourceText())
-	read := handler.Raw(append(b, `}]}`...))
-	handler.Register(t, "resources/list", func(context.Context, listParams) (handler.Raw, error) { return list, nil },
+	read := fixed(append(b, `}]}`...))
+	handler.Register(t, "resources/list", func(context.Context, listParams) (fixed, error) { return list, nil },
 		handler.Inline(), handler.Description("MCP: the one resource, "+LargeResourceURI))
-	handler.Register(t, "resources/read", func(_ context.Context, p ReadResourceParams) (handler.Raw, error) {
-		if p.URI != LargeResourceURI {
-			return nil, errNoResource.WithData(map[string]string{"uri": p.URI})
+	handler.Register(t, "resources/read", func(_ context.Context, p ReadResourceParams) (fixed, error) {
+		if len(p.URI) < 2 || p.URI[0] != '"' {
+			return nil, errURINotString
+		}
+		uri := p.URI[1 : len(p.URI)-1] // a string, as its schema says; or -32602 below
+		if bytes.IndexByte(uri, '\\') >= 0 {
+			uri = parser.AppendUnquote(nil, uri)
+		}
+		if string(uri) != LargeResourceURI {
+			return nil, errNoResource.WithData(map[string]string{"uri": string(uri)})
 		}
 		return read, nil
 	}, handler.Description("MCP: the text of "+LargeResourceURI))

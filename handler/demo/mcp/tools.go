@@ -2,12 +2,15 @@ package mcp
 
 // NOTE: tools/call and its two tools. The params are decoded in two
 // steps: the method's own (the tool's name, its arguments and _meta as
-// handler.Raw views of the request) by jetrpc, then the arguments into
-// the tool's own struct by encoding/json, as each tool takes its own.
+// handler.Raw views of the request) by jetrpc, then the arguments by the
+// tool, as each tool takes its own.
 // A tool's failure is a result with isError set (toolError), a
-// protocol's failure a JSON-RPC error.
+// protocol's failure a JSON-RPC error. add, the tool measured most,
+// reads its arguments in place and writes its sum into the reply, so
+// that a call allocates nothing; countdown decodes with encoding/json.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -28,7 +31,7 @@ const (
 )
 
 // toolList is the result of tools/list.
-var toolList = handler.Raw(`{"tools":[` +
+var toolList = fixed(`{"tools":[` +
 	`{"name":"add","title":"Add","description":"Add two numbers and answer the sum as text.",` +
 	`"inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}},` +
 	`{"name":"countdown","title":"Countdown","description":"Count down from 'from' to 0, one step every interval_ms milliseconds (default 100), ` +
@@ -37,65 +40,113 @@ var toolList = handler.Raw(`{"tools":[` +
 	`"interval_ms":{"type":"integer","minimum":0,"maximum":` + strconv.Itoa(int(MaxCountdownInterval/time.Millisecond)) + `}},"required":["from"]}}` +
 	`]}`)
 
-// CallToolParams are the params of tools/call: the tool's name, its
-// arguments (an object, or absent) and the request's _meta, whose
-// progressToken, when present, asks for progress notifications. The Raw
-// fields are valid until the method returns.
+// CallToolParams are the params of tools/call: the tool's name (a JSON
+// string, as sent), its arguments (an object, or absent) and the
+// request's _meta, whose progressToken, when present, asks for progress
+// notifications. All three are views of the request, valid until the
+// method returns: decoding them copies nothing.
 type CallToolParams struct {
-	Name      string      `json:"name"`
+	Name      handler.Raw `json:"name"`
 	Arguments handler.Raw `json:"arguments,omitempty"`
 	Meta      handler.Raw `json:"_meta,omitempty"`
 }
 
-// CallToolResult is the result of tools/call: the tool's content, and
-// whether the tool failed.
+// CallToolResult is the result of tools/call: one text content block,
+// and whether the tool failed. It encodes itself, so that add answers
+// without allocating: its sum is written as text straight into the
+// reply.
 type CallToolResult struct {
-	Content []TextContent `json:"content"`
-	IsError bool          `json:"isError,omitempty"`
+	Text     string  // the text, unless IsNumber
+	Number   float64 // the text when IsNumber: the shortest form that reads back as the same float64
+	IsNumber bool
+	IsError  bool // the tool failed, Text says why
 }
 
-// TextContent is a content block of text.
-type TextContent struct {
-	Type string `json:"type"` // "text"
-	Text string `json:"text"`
+// AppendJSON appends {"content":[{"type":"text","text":T}]} to dst,
+// with "isError":true when the tool failed.
+func (r CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"content":[{"type":"text","text":`...)
+	if r.IsNumber {
+		dst = append(dst, '"')
+		dst = strconv.AppendFloat(dst, r.Number, 'g', -1, 64)
+		dst = append(dst, '"')
+	} else {
+		dst = parser.AppendQuote(dst, r.Text)
+	}
+	dst = append(dst, "}]"...)
+	if r.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	return append(dst, '}'), nil
 }
+
+// JSONSchemaText declares the schema of what AppendJSON writes (for
+// rpc.discover).
+func (CallToolResult) JSONSchemaText() string {
+	return `{"type":"object","properties":{"content":{"type":"array","items":{"type":"object","properties":{` +
+		`"type":{"const":"text"},"text":{"type":"string"}},"required":["type","text"]}},"isError":{"type":"boolean"}},"required":["content"]}`
+}
+
+var _ handler.JSONAppender = CallToolResult{}
 
 // text returns the result of a tool that answers s.
-func text(s string) CallToolResult {
-	return CallToolResult{Content: []TextContent{{Type: "text", Text: s}}}
-}
+func text(s string) CallToolResult { return CallToolResult{Text: s} }
 
 // toolError returns the result of a tool that failed for the reason s.
-func toolError(s string) CallToolResult {
-	r := text(s)
-	r.IsError = true
-	return r
-}
+func toolError(s string) CallToolResult { return CallToolResult{Text: s, IsError: true} }
+
+// errNameNotString answers a tools/call whose name is not a string.
+var errNameNotString = handler.NewError(parser.CodeInvalidParams, "Invalid params: name: want a string")
 
 // callTool is tools/call.
 func callTool(ctx context.Context, p CallToolParams) (CallToolResult, error) {
-	switch p.Name {
+	if len(p.Name) < 2 || p.Name[0] != '"' {
+		return CallToolResult{}, errNameNotString
+	}
+	name := p.Name[1 : len(p.Name)-1] // without escapes, the name itself
+	if bytes.IndexByte(name, '\\') >= 0 {
+		name = parser.AppendUnquote(nil, name)
+	}
+	switch string(name) {
 	case "add":
 		return add(p.Arguments), nil
 	case "countdown":
 		return countdown(ctx, p.Arguments, progressToken(p.Meta))
 	}
-	return CallToolResult{}, errUnknownTool.WithData(map[string]string{"tool": p.Name})
+	return CallToolResult{}, errUnknownTool.WithData(map[string]string{"tool": string(name)})
 }
 
-// addArgs are add's arguments; a nil field was not given.
-type addArgs struct {
-	A *float64 `json:"a"`
-	B *float64 `json:"b"`
-}
+// errAddArgs is add's answer to arguments that do not fit.
+var errAddArgs = toolError(`add takes {"a":number,"b":number}`)
 
-// add answers a+b, the shortest text that reads back as the same float64.
-func add(raw handler.Raw) CallToolResult {
-	var a addArgs
-	if err := json.Unmarshal(orEmpty(raw), &a); err != nil || a.A == nil || a.B == nil {
-		return toolError(`add takes {"a":number,"b":number}`)
+// add answers a+b. It reads the arguments in place, allocating nothing.
+func add(args handler.Raw) CallToolResult {
+	var a, b float64
+	var seen int // bit 0: a, bit 1: b
+	mems := parser.NewMembers(args)
+	for key, _, v, ok := mems.Next(); ok; key, _, v, ok = mems.Next() {
+		var dst *float64
+		switch string(key) {
+		case "a":
+			dst, seen = &a, seen|1
+		case "b":
+			dst, seen = &b, seen|2
+		default:
+			continue
+		}
+		if len(v) == 0 || v[0] != '-' && (v[0] < '0' || v[0] > '9') { // not a number
+			return errAddArgs
+		}
+		f, err := strconv.ParseFloat(string(v), 64) // a JSON number: only its range can fail
+		if err != nil {
+			return errAddArgs
+		}
+		*dst = f
 	}
-	return text(strconv.FormatFloat(*a.A+*a.B, 'g', -1, 64))
+	if seen != 3 {
+		return errAddArgs
+	}
+	return CallToolResult{Number: a + b, IsNumber: true}
 }
 
 // countdownArgs are countdown's arguments.
