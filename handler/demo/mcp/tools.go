@@ -3,11 +3,11 @@ package mcp
 // NOTE: tools/call and its two tools. The params are decoded in two
 // steps: the method's own (the tool's name, its arguments and _meta as
 // handler.Raw views of the request) by jetrpc, then the arguments by the
-// tool, as each tool takes its own.
-// A tool's failure is a result with isError set (toolError), a
-// protocol's failure a JSON-RPC error. add, the tool measured most,
-// reads its arguments in place and writes its sum into the reply, so
-// that a call allocates nothing; countdown decodes with encoding/json.
+// tool, as each tool takes its own. A tool's failure is a result with
+// isError set (toolError), a protocol's failure a JSON-RPC error. add,
+// the tool measured most, reads its arguments in place and writes its
+// sum into the reply, so that a call allocates nothing; countdown
+// decodes with encoding/json.
 
 import (
 	"bytes"
