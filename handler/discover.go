@@ -75,6 +75,11 @@ func (c *methodConfig) check(name string) error {
 	if c.subNames != nil && !subscribe {
 		return fmt.Errorf("jetrpc: method %q: SubscriptionMethods is for RegisterSubscription", name)
 	}
+	for i := 0; i < len(c.cacheControl); i++ {
+		if b := c.cacheControl[i]; b < 0x20 || b >= 0x7f {
+			return fmt.Errorf("jetrpc: method %q: HTTPGet: Cache-Control value %q is not printable ASCII", name, c.cacheControl)
+		}
+	}
 	return nil
 }
 

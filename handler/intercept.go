@@ -508,7 +508,7 @@ func (t *Table) invokeSlow(ctx context.Context, st *state, dst []byte, r *parser
 // invokeChecked runs the method m of the valid request r once its call
 // has passed the checks, or answers the refusal.
 func (t *Table) invokeChecked(ctx context.Context, st *state, dst []byte, r *parser.Request, m *method) []byte {
-	if t.limiter != nil && !t.allow(ctx, callMeta(ctx), m.cost, r.Notification) {
+	if t.limiter != nil && !t.charged(ctx, m, r.Notification) {
 		return refuse(st, dst, r, parser.CodeLimitExceeded, "Limit exceeded", "rate limit") // a notification is dropped, and counted by the limiter
 	}
 	if m.require != nil && !GrantsFrom(ctx).HasAll(m.require...) {

@@ -112,6 +112,7 @@ type Meta struct {
 	traceparent    string        // the traceparent value, when parsed (a view of head)
 	parsed         bool          // the transport gave the values of the fields its parser reads (SetHTTPHeadParsed)
 	req            *http.Request // net/http's request (HTTPHandler); nil otherwise
+	prepaid        string        // the method whose rate-limit cost Table.Admit spent for this request (its name, the table's string); "" for none
 }
 
 // SetHTTPHead makes head the call's HTTP request: a complete request head
@@ -148,7 +149,7 @@ func (m *Meta) SetHTTPHead(head []byte) {
 // credentials an Authorizer reads, and the trace context a tracer reads
 // for every call. For transports.
 func (m *Meta) SetHTTPHeadParsed(head []byte, r *http1.Request) {
-	m.head, m.req, m.parsed = head, nil, true
+	m.head, m.req, m.parsed, m.prepaid = head, nil, true, ""
 	if r == nil {
 		m.method, m.target, m.auth, m.traceparent = "", "", "", ""
 		return
@@ -160,7 +161,7 @@ func (m *Meta) SetHTTPHeadParsed(head []byte, r *http1.Request) {
 // SetHTTPRequest makes r the call's HTTP request (net/http). For
 // transports.
 func (m *Meta) SetHTTPRequest(r *http.Request) {
-	m.head, m.req, m.auth, m.traceparent, m.parsed = nil, r, "", "", false
+	m.head, m.req, m.auth, m.traceparent, m.parsed, m.prepaid = nil, r, "", "", false, ""
 	m.method, m.target = r.Method, r.RequestURI
 	if m.target == "" && r.URL != nil {
 		m.target = r.URL.RequestURI()

@@ -40,6 +40,8 @@ type methodConfig struct {
 	maxConcurrent int
 	timeout       time.Duration
 	timeoutSet    bool
+	httpGet       bool   // HTTPGet
+	cacheControl  string // HTTPGet's Cache-Control value
 }
 
 // Inline marks a method as non-blocking: it runs on the caller of
@@ -94,6 +96,26 @@ func MaxConcurrent(n int) MethodOption {
 // deadline alone. d ≤ 0 means no timeout, even when the table has one.
 func Timeout(d time.Duration) MethodOption {
 	return func(c *methodConfig) { c.timeout, c.timeoutSet = max(d, 0), true }
+}
+
+// HTTPGet makes a method callable by HTTP GET as well as by POST, for
+// idempotent, cacheable reads: the engine answers
+// GET <path>?method=NAME&id=ID&params=<URL-encoded JSON> (see package
+// engine, Calls by GET) as it would the POST of the same request, and a
+// successful reply carries the header field Cache-Control: cacheControl
+// ("max-age=5", "public, max-age=60"); "" means "no-store". An error
+// reply always says no-store. A method not marked is refused to a GET
+// (405, Allow: POST). Mark only methods without side effects: a GET may
+// be repeated, prefetched or answered from a cache. cacheControl must be
+// printable ASCII (no control characters); registration fails
+// otherwise. MethodInfo reports it (HTTPGet, CacheControl).
+func HTTPGet(cacheControl string) MethodOption {
+	return func(c *methodConfig) {
+		if cacheControl == "" {
+			cacheControl = "no-store"
+		}
+		c.httpGet, c.cacheControl = true, cacheControl
+	}
 }
 
 // Register adds the method name to t, served by fn. P is the params type:
@@ -230,6 +252,7 @@ func compileMethod[P, R any](t *Table, name string, fn func(context.Context, P) 
 		impl:   m,
 	}
 	mt.info.Summary, mt.info.Errors = cfg.summary, cfg.errs
+	mt.info.HTTPGet, mt.info.CacheControl = cfg.httpGet, cfg.cacheControl
 	if pt != noParamsType {
 		mt.info.ParamsType = pt
 	}

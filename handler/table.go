@@ -335,6 +335,13 @@ type MethodInfo struct {
 	// NotificationType is the type of the result member of those
 	// notifications, as declared with Notifies; nil when not declared.
 	NotificationType reflect.Type
+	// HTTPGet is true for a method registered with HTTPGet: callable by
+	// HTTP GET as well as POST.
+	HTTPGet bool
+	// CacheControl is the Cache-Control value of the successful replies
+	// to a GET of the method (HTTPGet; "no-store" by default); "" for a
+	// method not callable by GET.
+	CacheControl string
 	// Kinds are the kinds of a subscribe method of
 	// RegisterSubscriptionKinds, in registration order; nil for every
 	// other method. They must not be modified.
