@@ -45,6 +45,7 @@ type Engine struct {
 
 	preflight string            // the header lines of a CORS preflight's answer (Options.CORS); immutable
 	corsLines map[string]string // by Access-Control-Allow-Origin value (an origin of Options.CORS, or "*"), the CORS header lines of a reply; immutable
+	gets      getMethods        // the methods callable by GET (httpget.go); made once
 
 	cli       *gnet.Client
 	listeners []net.Listener

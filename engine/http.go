@@ -45,6 +45,7 @@ type httpCodec struct {
 	hostOK    []byte    // the last Host allowed (Options.Hosts), a copy; empty when none yet
 	auth      authCache // the Authorizer's last answer that holds for the same Authorization (access.go)
 	cors      corsCache // the last Origin's CORS answer (access.go)
+	get       getCache  // the last CORS and Cache-Control lines of a call by GET (httpget.go)
 }
 
 // heldReply is a place in the order of an HTTP connection's replies: a
@@ -53,6 +54,7 @@ type httpCodec struct {
 type heldReply struct {
 	j     *job
 	ready bool
+	get   *getMethod // a call by GET's method (httpget.go): its head says Cache-Control; nil for others
 }
 
 // maxHeadBuf: a codec keeps a head copy buffer up to this size.
@@ -128,6 +130,10 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			}
 			off += r.HeadLen
 			c.clearPartial()
+			if h.isGetCall(c, r) {
+				out = h.getCall(c, out) // httpget.go
+				continue
+			}
 			if string(r.Method) != "POST" || !httprules.AcceptableContentType(r.ContentType) || r.BodyLen > int64(e.opts.MaxMessageSize) || !h.hostAllowed(c, r) || h.originRefused(c, r) || h.badCoding {
 				out = h.answerHead(c, out)
 				continue
@@ -475,7 +481,7 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 		}
 	}
 	for h.pending() && h.held[h.first].ready {
-		j := h.held[h.first].j
+		j, get := h.held[h.first].j, h.held[h.first].get
 		if j.rs.sseHeld && !j.rs.sseDone {
 			// An event stream held open past its reply (a subscription's):
 			// the reply goes as an event, and the stream stays at the head,
@@ -507,13 +513,17 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 				keep = false
 				out = c.closeAfterFlush(out, closeStopping)
 			}
+			cors := j.cors
+			if get != nil {
+				cors = h.getLines(cors, get.lineFor(j.out))
+			}
 			switch {
 			case j.tag&tagSSEOnly != 0:
-				out = appendSSEReply(out, j.out, keep, minor, j.cors) // it sent no event
+				out = appendSSEReply(out, j.out, keep, minor, cors) // it sent no event
 			case c.e.comp.on():
-				out = c.appendCodedReply(out, j.out, coding(j.tag>>tagCodingShift&3), keep, minor, j.cors)
+				out = c.appendCodedReply(out, j.out, coding(j.tag>>tagCodingShift&3), keep, minor, cors)
 			default:
-				out = appendReply(out, j.out, keep, minor, j.cors)
+				out = appendReply(out, j.out, keep, minor, cors)
 			}
 		}
 		j.release()
@@ -565,6 +575,6 @@ func (h *httpCodec) release() {
 	if cap(headBuf) > maxHeadBuf {
 		headBuf = nil
 	}
-	*h = httpCodec{held: held, chunks: h.chunks, headBuf: headBuf, hostOK: h.hostOK[:0], auth: authCache{field: h.auth.field[:0]}, cors: corsCache{origin: h.cors.origin[:0], head: h.cors.head[:0]}}
+	*h = httpCodec{held: held, chunks: h.chunks, headBuf: headBuf, hostOK: h.hostOK[:0], auth: authCache{field: h.auth.field[:0]}, cors: corsCache{origin: h.cors.origin[:0], head: h.cors.head[:0]}, get: h.get}
 	httpCodecs.Put(h)
 }
