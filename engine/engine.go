@@ -46,6 +46,7 @@ type Engine struct {
 	preflight string            // the header lines of a CORS preflight's answer (Options.CORS); immutable
 	corsLines map[string]string // by Access-Control-Allow-Origin value (an origin of Options.CORS, or "*"), the CORS header lines of a reply; immutable
 	gets      getMethods        // the methods callable by GET (httpget.go); made once
+	route     *methodRoute      // routing by Options.MethodHeader (methodheader.go); nil when off; immutable
 
 	cli       *gnet.Client
 	listeners []net.Listener
@@ -108,6 +109,7 @@ func New(t *handler.Table, opts ...Option) *Engine {
 		}
 	}
 	e.comp = newCompression(e.opts.Compression, e.opts.CompressionMinSize)
+	e.route = newMethodRoute(e.opts.MethodHeader)
 	if e.opts.CORS.Enabled() {
 		e.preflight = e.opts.CORS.PreflightHeaders()
 		e.corsLines = make(map[string]string, len(e.opts.CORS.Origins))

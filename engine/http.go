@@ -34,18 +34,19 @@ type httpCodec struct {
 	want      int          // the size of a Content-Length body still arriving
 	held      []heldReply  // replies held for order, oldest first, from held[first]
 	first     int
-	upgrade   bool      // a WebSocket upgrade waits for the replies held before it
-	head      []byte    // req's head: a view of the input during serve, or headBuf while its body arrives
-	headBuf   []byte    // a copy of the head of a request whose body arrives in later reads
-	corsLines string    // the CORS header lines of req's replies (Engine.corsLines), or ""
-	enc       coding    // the coding of req's reply (its Accept-Encoding), decided from its head
-	sse       uint8     // whether req takes its reply as an event stream (its Accept, with Options.SSE): sseNone, sseMay, sseOnly
-	dec       coding    // the coding of req's body (its Content-Encoding)
-	badCoding bool      // req's Content-Encoding is not one the engine takes: 415
-	hostOK    []byte    // the last Host allowed (Options.Hosts), a copy; empty when none yet
-	auth      authCache // the Authorizer's last answer that holds for the same Authorization (access.go)
-	cors      corsCache // the last Origin's CORS answer (access.go)
-	get       getCache  // the last CORS and Cache-Control lines of a call by GET (httpget.go)
+	upgrade   bool       // a WebSocket upgrade waits for the replies held before it
+	head      []byte     // req's head: a view of the input during serve, or headBuf while its body arrives
+	headBuf   []byte     // a copy of the head of a request whose body arrives in later reads
+	corsLines string     // the CORS header lines of req's replies (Engine.corsLines), or ""
+	enc       coding     // the coding of req's reply (its Accept-Encoding), decided from its head
+	sse       uint8      // whether req takes its reply as an event stream (its Accept, with Options.SSE): sseNone, sseMay, sseOnly
+	dec       coding     // the coding of req's body (its Content-Encoding)
+	badCoding bool       // req's Content-Encoding is not one the engine takes: 415
+	hostOK    []byte     // the last Host allowed (Options.Hosts), a copy; empty when none yet
+	auth      authCache  // the Authorizer's last answer that holds for the same Authorization (access.go)
+	cors      corsCache  // the last Origin's CORS answer (access.go)
+	get       getCache   // the last CORS and Cache-Control lines of a call by GET (httpget.go)
+	route     routeState // req's method header, when it was admitted by it (methodheader.go)
 }
 
 // heldReply is a place in the order of an HTTP connection's replies: a
@@ -144,6 +145,12 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 			} else if status := h.authorizeHTTP(c, h.req.Auth); status != 0 {
 				out = h.refuseCaller(c, out, status)
 				continue
+			}
+			if e.route != nil {
+				var ok bool
+				if out, ok = h.routeByHeader(c, out); !ok {
+					continue
+				}
 			}
 			h.inBody = true
 		}
@@ -334,6 +341,12 @@ func (h *httpCodec) continue100(c *conn, out []byte) []byte {
 // call runs one request body and appends its reply, or holds its place
 // while it runs on a worker.
 func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
+	if h.route.on {
+		var ok bool
+		if out, ok = h.checkRoute(c, out, msg); !ok {
+			return out
+		}
+	}
 	r := &h.req
 	// Draining or stopping, the reply says Connection: close and is the
 	// connection's last: nothing read after it is run (RFC 9112 9.6).

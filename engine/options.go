@@ -178,6 +178,19 @@ type Options struct {
 	// credentials go on anonymous — every stream connection, then — but
 	// Pages still need credentials), TrustedProxies.
 	handler.HTTPPolicy
+	// MethodHeader names an HTTP header field that carries the method of
+	// a POST's call (such as "Mcp-Method"), for routing before the body:
+	// a request that has it is checked by the method's name — it exists,
+	// the caller holds its grants, its rate limits allow it — before its
+	// body is parsed, and refused at once (404, 403 or 429, with a
+	// JSON-RPC error and id null) without parsing it; once read, a body
+	// that is not one request of that method (another method, a batch) is
+	// refused 400 with a -32600 reply. A malformed value (empty, given
+	// twice, over MaxMethodHeaderLen bytes, not visible ASCII) is refused
+	// 400. A request without the field is served as before. "" (the
+	// default) turns it off; a name that is not a header field name
+	// panics in New. See methodheader.go's NOTE.
+	MethodHeader string
 	// WSPath is where an HTTP GET with Upgrade: websocket becomes a
 	// WebSocket (RFC 6455); "" means DefaultWSPath. Each text or binary
 	// message is one JSON-RPC message or batch; every reply and every
@@ -333,6 +346,9 @@ func WithHealthPath(p string) Option { return func(o *Options) { o.HealthPath = 
 // consults: it must be fast and must not block (it runs on the event
 // loop, on every health check).
 func WithReady(f func() error) Option { return func(o *Options) { o.Ready = f } }
+
+// WithMethodHeader sets Options.MethodHeader.
+func WithMethodHeader(name string) Option { return func(o *Options) { o.MethodHeader = name } }
 
 // WithWSPath sets Options.WSPath.
 func WithWSPath(p string) Option { return func(o *Options) { o.WSPath = p } }
