@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +201,26 @@ func TestHTTPGet_netHTTPClient(t *testing.T) {
 	defer r.Body.Close()
 	if b := bodyOf(r); b != `{"jsonrpc":"2.0","result":42,"id":9}` || r.Header.Get("Cache-Control") != "max-age=5" {
 		t.Errorf("%s %v", b, r.Header)
+	}
+}
+
+// curl -G --data-urlencode calls a method by GET and sees its
+// Cache-Control (skipped without curl, unless JETRPC_REQUIRE_CURL=1).
+func TestHTTPGet_curl(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		if os.Getenv("JETRPC_REQUIRE_CURL") == "1" {
+			t.Fatalf("curl is not installed: %v", err)
+		}
+		t.Skipf("curl is not installed: %v", err)
+	}
+	_, addr, _ := startEngine(t, getTable())
+	out, err := exec.Command(curl, "-sS", "-i", "-G", "--data-urlencode", "method=get_echo", "--data-urlencode", "id=1",
+		"--data-urlencode", `params={"q":"a&b=c d+e"}`, "http://"+addr+"/rpc").Output()
+	if err != nil {
+		t.Fatalf("curl: %v", err)
+	}
+	if s := string(out); !strings.Contains(s, "Cache-Control: no-store\r\n") || !strings.HasSuffix(s, `{"jsonrpc":"2.0","result":{"q":"a&b=c d+e"},"id":1}`) {
+		t.Errorf("curl: %s", out)
 	}
 }

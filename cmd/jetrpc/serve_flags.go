@@ -20,6 +20,7 @@ import (
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/httprules"
 	"github.com/jetrpc/jetrpc/parser"
+	"github.com/jetrpc/jetrpc/parser/http1"
 	"github.com/jetrpc/jetrpc/pool"
 )
 
@@ -113,6 +114,9 @@ func (c *serveFlags) rows() []serveFlag {
 			"other names get 403, which defeats DNS rebinding. IP addresses and a missing Host pass (no rebinding without a name; browsers send a Host) unless --vhosts-strict. Default: localhost"},
 		{groupAccess, "vhosts-strict", bind(&e.StrictHosts, false), anyValue, "make --vhosts strict: an IP address passes only when listed, a request without a Host gets 403"},
 		{groupAccess, "health-path", bind(&e.HealthPath, httprules.DefaultHealthPath), anyValue, "`path` where GET answers 200 {\"status\":\"ok\"} (503 while draining); \"-\" for none"},
+		{groupAccess, "method-header", bind(&e.MethodHeader, ""), headerName, "route POSTs by the HTTP `header` that names their method (such as Mcp-Method): " +
+			"grants, rate limits and the method's existence are checked before the body is parsed (404, 403, 429 with a JSON-RPC error), " +
+			"and a body whose method differs is refused 400 -32600 (see cmd/jetrpc/README.md: Routing by header). Default: off"},
 		{groupAccess, "jwt-secret", bind(&c.jwtSecret, ""), anyValue, "require a JWT (HS256, iat within 60 s, as geth's engine API) signed with the 32-byte hex secret in `file`; " +
 			"its holders hold every permission"},
 		{groupAccess, "api-keys", bind(&c.apiKeys, ""), anyValue, "require an API key from `file` (one per line: KEY [grant,grant...]) as a bearer token: " +
@@ -327,6 +331,7 @@ const (
 	positive         // > 0
 	share            // from 0 to 1
 	urlPath          // starts with /
+	headerName       // empty, or an HTTP header field name (a token)
 )
 
 // check reports whether f's value keeps r, as an error naming the flag.
@@ -356,6 +361,8 @@ func (r rule) check(f *flag.Flag) error {
 		return fmt.Errorf("--%s %v: must be between 0 and 1", f.Name, v)
 	case r == urlPath && !strings.HasPrefix(fmt.Sprint(v), "/"):
 		return fmt.Errorf("--%s %q: must start with /", f.Name, v)
+	case r == headerName && fmt.Sprint(v) != "" && !http1.IsToken([]byte(fmt.Sprint(v))):
+		return fmt.Errorf("--%s %q: must be a header field name", f.Name, v)
 	}
 	return nil
 }

@@ -84,6 +84,8 @@ func TestServeFlags_rules(t *testing.T) {
 			bad, good = "1.5", "0"
 		case urlPath:
 			bad, good = "rpc", "/rpc"
+		case headerName:
+			bad, good = "Mcp Method", "Mcp-Method"
 		}
 		checked++
 		if _, err := parseServe(t, "--"+name, bad); err == nil || !strings.HasPrefix(err.Error(), "--"+name+" ") {
