@@ -115,7 +115,23 @@
 //     — or, under Options.AuthOptional, lets a caller that presents no
 //     credentials in anonymous, with none;
 //   - the call: the table's interceptors (handler.Table.Use) and the
-//     permissions a method requires (handler.Require).
+//     permissions a method requires (handler.Require). With
+//     Options.MethodHeader, a POST that names its method in that header
+//     has its method's existence, grants and rate limits checked from
+//     its head, before its body is parsed (handler.Table.Admit;
+//     methodheader.go).
+//
+// # Calls by GET
+//
+// A method registered with handler.HTTPGet may also be called by
+// GET <path>?method=NAME&id=ID&params=JSON (URL-encoded): the engine
+// builds the JSON-RPC request from the query in a pooled buffer and runs
+// it as a POST's, the same checks applied, and its successful reply says
+// Cache-Control as the method set it (an error: no-store). A GET of a
+// method not marked is answered 405 with Allow: POST, a malformed query
+// 400. Only a GET with a method parameter, off the health path and the
+// pages, is a call (httpget.go has the rules; cmd/jetrpc/README.md the
+// examples).
 //
 // Behind a proxy a connection's address is the proxy's: Options.TrustedProxies
 // names the proxies whose X-Forwarded-For or X-Real-IP is believed, and

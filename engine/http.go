@@ -2,8 +2,9 @@ package engine
 
 // NOTE: the HTTP/1.1 codec. A request head is framed by parser/http1 —
 // resumably: a head arriving a byte at a time is scanned once — and
-// routed: POST with a JSON body is a JSON-RPC message; GET of the health
-// path answers 200; GET with Upgrade: websocket on the WebSocket path is
+// routed: POST with a JSON body is a JSON-RPC message; GET with a method
+// query parameter may be one (httpget.go); GET of the health path answers
+// 200; GET with Upgrade: websocket on the WebSocket path is
 // handed to the WebSocket codec (ws.go), which the upgrade returns; the
 // rest is refused with its status. A body is read where it lies in gnet's
 // buffer (Content-Length) or decoded into a pooled buffer (chunked).
