@@ -25,7 +25,7 @@ func TestTable_methodsInfo(t *testing.T) {
 	handler.Register(tab, "add", func(_ context.Context, p [2]int) (int, error) { return p[0] + p[1], nil },
 		handler.ParamNames("a", "b"), handler.Require("math"), handler.Cost(3), handler.MaxConcurrent(2), handler.Timeout(time.Second))
 	got := fmt.Sprint(tab.Methods())
-	want := `[{add  [a b] false false [math] 3 2 1s  [2]int int []    <nil> []} {sub difference [minuend subtrahend] true false [] 1 0 0s  handler_test.P int []    <nil> []}]`
+	want := `[{add  [a b] false false [math] 3 2 1s  [2]int int []    <nil> false  []} {sub difference [minuend subtrahend] true false [] 1 0 0s  handler_test.P int []    <nil> false  []}]`
 	if got != want {
 		t.Fatalf("Methods() = %s, want %s", got, want)
 	}
