@@ -134,6 +134,8 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupJSONRPC, "max-depth", bind(&t.MaxDepth, parser.DefaultMaxDepth), nonNegative, "deepest nesting of arrays and objects in a message"},
 		{groupJSONRPC, "sse", bind(&e.SSE, true), anyValue, "answer a POST whose Accept takes text/event-stream with an event stream when its call " +
 			"sends messages while it runs (progress: countdown), before its reply (see cmd/jetrpc/README.md: Server messages over HTTP)"},
+		{groupJSONRPC, "sse-keepalive", bind(&e.SSEKeepAlive, engine.DefaultSSEKeepAlive), anyValue, "send a comment on an event stream held open for a " +
+			"subscription's notifications after this long (negative: none)"},
 		{groupJSONRPC, "reject-v1", bind(&t.RejectV1, false), anyValue, "answer JSON-RPC 1.0 requests (no \"jsonrpc\":\"2.0\") with -32600"},
 		{groupJSONRPC, "mcp", bind(&c.mcp, false), anyValue, "serve the MCP example too (package handler/demo/mcp: the tools add and countdown, a large resource), " +
 			"for MCP clients at http://ADDR/mcp over Streamable HTTP, stateless (no Mcp-Session-Id); " +
