@@ -206,6 +206,13 @@ func (c *conn) overBudget() bool {
 	return true
 }
 
+// overHard reports whether a connection holding held bytes must close
+// at once: the server is past the budget's hard line and it holds more
+// than its share. Safe from any goroutine.
+func (b *budget) overHard(held int64) bool {
+	return b.limit > 0 && b.used.Load() > b.hard && held > b.share()
+}
+
 // sheds reports whether a connection the ticker chose to close, holding
 // held bytes, is closed: unless it holds no more than its share and the
 // server is under the hard line. Safe from any goroutine.

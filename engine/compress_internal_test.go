@@ -80,6 +80,10 @@ func TestCompressor_inflateStopsAtLimit(t *testing.T) {
 // package engine_test.
 var BenchJSON = benchJSON
 
+// RaceEnabled is raceEnabled, for the external tests that the race
+// detector makes too slow.
+const RaceEnabled = raceEnabled
+
 // FanPayload is fanPayload (prepared_internal_test.go), for the
 // external fan-out benchmarks.
 var FanPayload = fanPayload

@@ -205,10 +205,20 @@ func (j *job) queuePart(b *pool.Buffer) error {
 		pool.Responses.Put(b)
 		return handler.ErrConnClosed
 	}
-	if c.mail.unsent.Load()+c.mail.queued.Load()+int64(n) > int64(c.e.opts.MaxPushQueue) {
+	held := c.mail.unsent.Load() + c.mail.queued.Load() + int64(n)
+	why := notClosing
+	switch {
+	case held > int64(c.e.opts.MaxPushQueue):
+		why = closePushQueue
+	case c.doomed.Load() && c.e.budget.sheds(held):
+		why = closeBudget // as Send decides: the budget chose it to close
+	case c.e.budget.overHard(held):
+		why = closeBudget // past the hard line, at once: a call's events come faster than the ticker looks
+	}
+	if why != notClosing {
 		rs.mu.Unlock()
 		pool.Responses.Put(b)
-		c.mail.kill.CompareAndSwap(0, uint32(closePushQueue))
+		c.mail.kill.CompareAndSwap(0, uint32(why))
 		c.e.stats.pushDrops.Add(1)
 		c.wake(nil) // the loop closes the connection
 		return handler.ErrSlowConsumer
@@ -217,7 +227,7 @@ func (j *job) queuePart(b *pool.Buffer) error {
 	rs.bytes += n
 	c.mail.queued.Add(int64(n))
 	rs.mu.Unlock()
-	return j.listStream()
+	return j.listStreamGrown(int64(n))
 }
 
 // appendEvent appends msg as one event: a data line per line of msg,

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
+	"github.com/jetrpc/jetrpc/pool"
 )
 
 // sseTable has progress ([n]: n notifications, then "done"), quiet (a
@@ -325,5 +327,80 @@ func TestSSE_subscriptionStreams(t *testing.T) {
 	}
 	if b, _ := io.ReadAll(resp3.Body); !strings.Contains(string(b), `"result":42`) {
 		t.Errorf("the next request: %s", b)
+	}
+}
+
+// TestSSE_thousandStreamsStayInBudget: 1,000 clients whose calls send
+// events without end and that read nothing cost the server no more
+// than its output budget: together they would hold 1,000 times
+// MaxPushQueue (4 MiB), but past the budget the clients holding the most
+// are disconnected, their methods refused (their Notify fails) so that
+// they end.
+func TestSSE_thousandStreamsStayInBudget(t *testing.T) {
+	if testing.Short() || engine.RaceEnabled {
+		t.Skip("1,000 connections: minutes under the race detector")
+	}
+	const n, budget = 1000, 32 << 20
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	var running, ended sync.WaitGroup
+	running.Add(n)
+	ended.Add(n)
+	event := strings.Repeat("e", 1000)
+	handler.Register(tab, "flood", func(ctx context.Context, _ struct{}) (int, error) {
+		defer ended.Done()
+		running.Done()
+		c := handler.ConnFrom(ctx)
+		for i := 0; ; i++ {
+			if handler.Notify(c, "chunk", []string{event}) != nil {
+				return i, nil
+			}
+			if i%64 == 63 {
+				time.Sleep(time.Millisecond) // a steady producer, not a spin
+			}
+		}
+	})
+	workers := pool.NewWorkers(n+100, 0)
+	defer workers.Close()
+	e, addr, _ := startEngine(t, tab, engine.WithSSE(true), engine.WithWorkers(workers), engine.WithMaxOutputBudget(budget))
+	body := `{"jsonrpc":"2.0","method":"flood","id":1}`
+	req := fmt.Sprintf("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range n {
+		c, err := smallReceiveBuffer().Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var peak int64
+	done := make(chan struct{})
+	go func() { ended.Wait(); close(done) }()
+	// The hard line (9/8 of the budget), and what the sum may not have
+	// seen yet: growth is counted by steps of 16 KiB per connection, and
+	// the loops look between them.
+	hard := int64(budget)/8*9 + budget/4
+	for wait := time.After(60 * time.Second); ; {
+		st := e.Stats()
+		peak = max(peak, st.OutputHeld)
+		select {
+		case <-done:
+			st = e.Stats()
+			t.Logf("peak held %d bytes (budget %d); closed for the budget %d, for the push queue %d", peak, budget, st.Closed.OutputBudget, st.Closed.PushQueue)
+			if peak > hard {
+				t.Errorf("held %d bytes at the peak, over the budget's hard line and its slack, %d", peak, hard)
+			}
+			return
+		case <-wait:
+			t.Fatalf("the floods did not all end: held %d, peak %d", st.OutputHeld, peak)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }

@@ -106,12 +106,21 @@ func (j *job) SendPart(part []byte) error {
 
 // listStream puts j, whose part was just queued, in its mailbox's
 // streams (the first time), and wakes the loop.
-func (j *job) listStream() error {
+func (j *job) listStream() error { return j.listStreamGrown(0) }
+
+// listStreamGrown is listStream for a part of n bytes that the window
+// does not bound (an event): the budget hears of the queue's growth by
+// steps, as Send's.
+func (j *job) listStreamGrown(n int64) error {
 	c, rs, m := j.c, &j.rs, &j.c.mail
 	m.mu.Lock()
 	if m.dead {
 		m.mu.Unlock()
 		return handler.ErrConnClosed // close marks it gone, and the job's release drops its parts
+	}
+	if m.fresh += n; m.fresh >= budgetStep {
+		c.addHeld(m.fresh) // under the lock, as Send's
+		m.fresh = 0
 	}
 	if !rs.listed.Load() {
 		rs.listed.Store(true)

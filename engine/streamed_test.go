@@ -425,8 +425,8 @@ func TestStreamed_slowReaderPausesProducer(t *testing.T) {
 // under pressure — and none is disconnected for it; their methods wait,
 // and end when the clients go.
 func TestStreamed_thousandStallsStayInBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1,000 connections")
+	if testing.Short() || engine.RaceEnabled {
+		t.Skip("1,000 connections: minutes under the race detector")
 	}
 	const n, budget = 1000, 64 << 20
 	tab := handler.NewTable(handler.WithLogger(quiet()))
