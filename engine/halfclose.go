@@ -49,6 +49,14 @@ func (c *conn) finishesAfterEOF(err error) bool {
 		rest.B = append(rest.B, in...)
 	}
 	c.gone.Store(true) // the loop's waker no longer serves it
+	if c.codec.transport() == transportHTTP {
+		// An HTTP client's EOF is its going away, as for net/http and
+		// geth: its calls' contexts are cancelled (the replies, to
+		// whatever the methods answer, still go to a client that only
+		// half-closed). A stream client's EOF is a half-close: its calls
+		// finish.
+		c.cancel()
+	}
 	wake := make(chan struct{}, 1)
 	own := &loopState{stats: c.loop.stats} // the loop's scratch stays the loop's; its counters are shared
 	own.deadlines.fire = func() {

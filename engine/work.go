@@ -14,6 +14,7 @@ package engine
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/pool"
@@ -28,6 +29,8 @@ type workState struct {
 	running  []uint64 // sequence numbers of the messages on workers
 	timed    int      // jobs whose deadline its loop watches (deadline.go)
 	late     []*job   // jobs past their deadline, taken from their lanes, to answer (answerLate)
+
+	cancel atomic.Pointer[cancels] // the calls a cancel notification may cancel (cancel.go); nil until the first; written on the loop, read from any goroutine
 }
 
 // notLate removes j from the late jobs, if it is there.
@@ -53,6 +56,9 @@ func (w *workState) lowest() uint64 {
 // finished removes seq from the running messages.
 func (w *workState) finished(seq uint64) {
 	w.inflight--
+	if cs := w.cancel.Load(); cs != nil {
+		cs.forget(seq)
+	}
 	for i, s := range w.running {
 		if s == seq {
 			last := len(w.running) - 1
@@ -95,6 +101,8 @@ type job struct {
 	lane     *lane  // the lane it is in, or nil
 	dprev    *job   // in its lane
 	dnext    *job
+
+	cx callCancel // its own context under call, when a cancel notification may cancel it (cancel.go); kept with the job in its pool
 }
 
 var jobs = sync.Pool{New: func() any { return new(job) }}
@@ -192,8 +200,10 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 		j.deadline, j.timeout = deadline, int64(timeout)
 		j.late = j.p.AppendTimeout(j.late[:0])
 	}
+	c.cancellable(j)
 	c.e.stats.inflight.Add(1)
 	if !c.submit(j) {
+		c.forgetCall(j)
 		c.e.stats.inflight.Add(-1)
 		c.loop.stats.busy[c.tport].Add(1)
 		out = j.p.Busy(j.ctx, out)
@@ -237,6 +247,9 @@ func (j *job) Run() {
 	}
 	if j.sse != nil {
 		j.sse.finishCall() // its events end with its reply, unless a subscription holds its stream
+	}
+	if j.ctx == &j.call && j.call.Parent == &j.cx {
+		j.answerCancelled()
 	}
 	j.c.finish(j)
 }

@@ -110,6 +110,18 @@ type Options struct {
 	Metrics bool
 	// AccessLog logs calls; the zero value logs nothing.
 	AccessLog AccessLog
+	// Cancel lists the notifications that cancel a call in flight on the
+	// same connection (LSPCancel, MCPCancel, or one's own): each is
+	// registered as an inline method of that name, so a method of the
+	// same name cannot be. A transport whose connections are Cancellers
+	// (the engine) then runs each single call of a blocking method with a
+	// context of its own, which such a notification cancels; a batch's
+	// elements are not reached. nil, the default, means none: calls cost
+	// nothing more.
+	Cancel []CancelMethod
+	// CancelReply is what a call cancelled by a notification of Cancel
+	// answers: CancelReplyError (the default, -32800) or CancelReplyNone.
+	CancelReply CancelReply
 }
 
 // Option sets fields of Options. The With setters are thin
@@ -160,6 +172,11 @@ func WithRateLimit(r ratelimit.Limits) Option { return func(o *Options) { o.Rate
 // Options.MaxSubscriptions.
 func WithMaxSubscriptions(perConn, total int) Option {
 	return func(o *Options) { o.MaxSubscriptionsPerConn, o.MaxSubscriptions = perConn, total }
+}
+
+// WithCancel sets Options.Cancel and Options.CancelReply.
+func WithCancel(reply CancelReply, methods ...CancelMethod) Option {
+	return func(o *Options) { o.Cancel, o.CancelReply = methods, reply }
 }
 
 // WithLogger sets Options.Logger.
@@ -223,6 +240,9 @@ func NewTable(opts ...Option) *Table {
 	t.obs = newObserver(&t.opts)
 	if t.obs != nil {
 		t.log = t.obs.log
+	}
+	if len(t.opts.Cancel) > 0 {
+		t.registerCancel()
 	}
 	return t
 }
