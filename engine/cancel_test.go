@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/parser"
@@ -19,9 +20,9 @@ import (
 // waiter is a blocking method that reports when it starts and waits for
 // its context to be done, or for release.
 type waiter struct {
-	started chan string     // the method's "n" param, once it runs
-	done    chan error      // ctx.Err() once the context is done
-	release chan struct{}   // closed: the method returns "ok"
+	started chan string   // the method's "n" param, once it runs
+	done    chan error    // ctx.Err() once the context is done
+	release chan struct{} // closed: the method returns "ok"
 }
 
 func newWaiter() *waiter {
@@ -162,4 +163,155 @@ func TestCancel_streamClientResetCancelsItsCalls(t *testing.T) {
 	_ = s.c.Close()
 	w.seesDone(t)
 	waitConns(t, e, 0)
+}
+
+// A cancel notification cancels the call with its id on the same
+// connection: the method sees its context done, and the call answers
+// per CancelReply — -32800 by default, nothing with CancelReplyNone —
+// on a stream and on a WebSocket.
+func TestCancel_notificationCancelsTheCallWithItsID(t *testing.T) {
+	call := `{"jsonrpc":"2.0","method":"wait","params":{"n":"1"},"id":"a-1"}`
+	lsp := `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a-1"}}`
+	mcp := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a-1","reason":"user"}}`
+	after := `{"jsonrpc":"2.0","method":"wait","params":{"n":"2"},"id":2}`
+	wantErr := `{"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":"a-1"}`
+	t.Run("stream, LSP, error reply", func(t *testing.T) {
+		w := newWaiter()
+		tab := w.table(handler.WithCancel(handler.CancelReplyError, handler.LSPCancel, handler.MCPCancel))
+		_, tcp, _ := startEngine(t, tab)
+		s := dialStream(t, "tcp", tcp)
+		s.send(t, []byte(call))
+		w.awaitStart(t)
+		s.send(t, []byte(lsp))
+		w.seesDone(t)
+		if got := strings.TrimSpace(string(s.line(t))); got != wantErr {
+			t.Errorf("reply %s, want %s", got, wantErr)
+		}
+		waitHandled(t, tab, "wait", parser.CodeCancelled)
+	})
+	t.Run("WebSocket, MCP, no reply", func(t *testing.T) {
+		w := newWaiter()
+		tab := w.table(handler.WithCancel(handler.CancelReplyNone, handler.MCPCancel))
+		_, tcp, _ := startEngine(t, tab)
+		c := dialWS(t, tcp, nil)
+		if err := c.WriteMessage(websocket.TextMessage, []byte(call)); err != nil {
+			t.Fatal(err)
+		}
+		w.awaitStart(t)
+		if err := c.WriteMessage(websocket.TextMessage, []byte(mcp)); err != nil {
+			t.Fatal(err)
+		}
+		w.seesDone(t)
+		// The next call's reply is the first the client reads.
+		if err := c.WriteMessage(websocket.TextMessage, []byte(after)); err != nil {
+			t.Fatal(err)
+		}
+		w.awaitStart(t)
+		close(w.release)
+		if got, want := string(wsRead(t, c)), `{"jsonrpc":"2.0","result":"ok","id":2}`; got != want {
+			t.Errorf("reply %s, want %s", got, want)
+		}
+	})
+	t.Run("WebSocket, LSP, error reply", func(t *testing.T) {
+		w := newWaiter()
+		tab := w.table(handler.WithCancel(handler.CancelReplyError, handler.LSPCancel))
+		_, tcp, _ := startEngine(t, tab)
+		c := dialWS(t, tcp, nil)
+		if err := c.WriteMessage(websocket.TextMessage, []byte(call)); err != nil {
+			t.Fatal(err)
+		}
+		w.awaitStart(t)
+		if got := string(wsCall(t, c, lsp[:len(lsp)-1]+`,"id":"c"}`)); got != `{"jsonrpc":"2.0","result":null,"id":"c"}` {
+			t.Errorf("the cancel request's reply: %s", got) // sent as a request, it gets a null result
+		}
+		w.seesDone(t)
+		if got := string(wsRead(t, c)); got != wantErr {
+			t.Errorf("reply %s, want %s", got, wantErr)
+		}
+	})
+}
+
+// A cancel whose id matches no call in flight of its connection does
+// nothing: an unknown id, an id of another type (1 and "1" differ), the
+// id of a call on another connection, the id of a finished call, and
+// params without the id member; the call goes on and answers its result.
+func TestCancel_unknownOrForeignIDIsHarmless(t *testing.T) {
+	w := newWaiter()
+	tab := w.table(handler.WithCancel(handler.CancelReplyError, handler.LSPCancel))
+	_, tcp, _ := startEngine(t, tab)
+	s := dialStream(t, "tcp", tcp)
+	other := dialStream(t, "tcp", tcp)
+	s.send(t, []byte(`{"jsonrpc":"2.0","method":"wait","params":{"n":"1"},"id":1}`))
+	w.awaitStart(t)
+	for _, c := range []struct {
+		s   *streamClient
+		msg string
+	}{
+		{s, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`},
+		{s, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"1"}}`},
+		{s, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"requestId":1}}`},
+		{s, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":[1]}`},
+		{s, `{"jsonrpc":"2.0","method":"$/cancelRequest"}`},
+		{other, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`},
+	} {
+		c.s.send(t, []byte(c.msg))
+	}
+	w.notDone(t)
+	close(w.release)
+	if got, want := strings.TrimSpace(string(s.line(t))), `{"jsonrpc":"2.0","result":"ok","id":1}`; got != want {
+		t.Errorf("reply %s, want %s", got, want)
+	}
+	// Finished: a cancel of its id now does nothing either.
+	s.send(t, []byte(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`))
+	s.send(t, []byte(`{"jsonrpc":"2.0","method":"wait","params":{"n":"2"},"id":2}`))
+	w.awaitStart(t)
+	if got, want := strings.TrimSpace(string(s.line(t))), `{"jsonrpc":"2.0","result":"ok","id":2}`; got != want {
+		t.Errorf("reply %s, want %s", got, want)
+	}
+}
+
+// A method that returns its result although a cancel notification came
+// while it ran is answered as cancelled all the same; the next call on
+// the same (pooled) job is not.
+func TestCancel_cancelledCallIgnoresItsResult(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()), handler.WithCancel(handler.CancelReplyError, handler.LSPCancel))
+	gate := make(chan struct{})
+	handler.Register(tab, "stubborn", func(ctx context.Context, p []int) (int, error) {
+		if p[0] == 1 {
+			<-ctx.Done()
+			<-gate
+		}
+		return p[0], nil
+	})
+	_, tcp, _ := startEngine(t, tab)
+	s := dialStream(t, "tcp", tcp)
+	s.send(t, []byte(`{"jsonrpc":"2.0","method":"stubborn","params":[1],"id":1}`)) // read before the cancel: on a worker when it comes
+	s.send(t, []byte(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`))
+	close(gate)
+	if got, want := strings.TrimSpace(string(s.line(t))), `{"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":1}`; got != want {
+		t.Errorf("reply %s, want %s", got, want)
+	}
+	for range 3 {
+		s.send(t, []byte(`{"jsonrpc":"2.0","method":"stubborn","params":[2],"id":2}`))
+		if got, want := strings.TrimSpace(string(s.line(t))), `{"jsonrpc":"2.0","result":2,"id":2}`; got != want {
+			t.Errorf("reply %s, want %s", got, want)
+		}
+	}
+}
+
+// A batch's elements are not reached by a cancel notification: the batch
+// runs to its end.
+func TestCancel_batchElementsAreNotCancelled(t *testing.T) {
+	w := newWaiter()
+	tab := w.table(handler.WithCancel(handler.CancelReplyError, handler.LSPCancel))
+	_, tcp, _ := startEngine(t, tab)
+	s := dialStream(t, "tcp", tcp)
+	s.send(t, []byte(`[{"jsonrpc":"2.0","method":"wait","params":{"n":"1"},"id":1}]`))
+	w.awaitStart(t)
+	s.send(t, []byte(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`))
+	w.notDone(t)
+	close(w.release)
+	if got, want := strings.TrimSpace(string(s.line(t))), `[{"jsonrpc":"2.0","result":"ok","id":1}]`; got != want {
+		t.Errorf("reply %s, want %s", got, want)
+	}
 }
