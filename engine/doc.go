@@ -138,6 +138,21 @@
 // handler.Meta.ClientIP — the address the rate limits and the access
 // log use — is then the client's.
 //
+// # Cancellation
+//
+// A call's context is done when its connection closes: an HTTP client's
+// EOF counts as its going (as for net/http), even while its connection
+// is held back or its reply waits for order, and the reply to whatever
+// the method then answers still goes to a client that only half-closed;
+// a stream client's EOF is a half-close, whose calls finish. With the
+// table's handler.Options.Cancel, each single call of a blocking method
+// runs with a pooled context of its own, which a cancel notification
+// naming its id on the same connection cancels (the connection is a
+// handler.Canceller); no allocation per call either way, even for a
+// method that waits on Done. A cancelled call answers per
+// handler.Options.CancelReply; a batch's elements and inline calls are
+// not reached.
+//
 // # Terminology
 //
 // A message is one JSON-RPC request or batch. A method is inline or

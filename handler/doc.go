@@ -139,6 +139,23 @@
 // RegisterStream. A transport takes the parts through a ReplySink
 // (Pending.StreamTo).
 //
+// # Cancellation
+//
+// A method's context is done when its call is cancelled: its client went
+// (a transport cancels the context it passes), or, with Options.Cancel,
+// the client sent a cancel notification naming the call's id (LSPCancel:
+// $/cancelRequest {"id":…}; MCPCancel: notifications/cancelled
+// {"requestId":…}) on the same connection. The table serves those
+// notifications as inline methods that hand the id, as the JSON the
+// client sent, to the connection's CancelCall (Canceller): ids match
+// byte for byte, so 1 and "1" differ, and an unknown or finished id, or
+// one of another connection, does nothing. A call so cancelled answers
+// per Options.CancelReply — CodeRequestCancelled (-32800), the default,
+// or nothing — whatever its method returns (AppendCancelled); a batch's
+// elements are not reached. A method that returns its context's error
+// is counted and logged as parser.CodeCancelled (-32001). Options.Cancel
+// off, the default, costs a call nothing.
+//
 // # Call metadata and interceptors
 //
 // A transport describes who is calling in a Meta — the transport, the

@@ -140,6 +140,11 @@ func (c *serveFlags) rows() []serveFlag {
 		{groupJSONRPC, "mcp", bind(&c.mcp, false), anyValue, "serve the MCP example too (package handler/demo/mcp: the tools add and countdown, a large resource), " +
 			"for MCP clients at http://ADDR/mcp over Streamable HTTP, stateless (no Mcp-Session-Id); " +
 			"its methods (initialize, tools/call, ...) are on the one table, answered on every POST path (see cmd/jetrpc/README.md: An MCP server on jetrpc)"},
+		{groupJSONRPC, "cancel-method", value(cancelMethodFlag{&t.Cancel}), anyValue, "serve the notification `method` that cancels the call in flight on the same connection whose id its params hold: " +
+			"lsp ($/cancelRequest, params {\"id\":…}), mcp (notifications/cancelled, params {\"requestId\":…}), or name:member " +
+			"(repeatable, or comma-separated; see cmd/jetrpc/README.md: Cancellation). Default: none"},
+		{groupJSONRPC, "cancel-reply", value(cancelReplyFlag{&t.CancelReply}), anyValue, "what a call cancelled by a --cancel-method notification answers: " +
+			"error (-32800 \"Request cancelled\", as LSP asks) or none (no reply, as MCP asks)"},
 
 		{groupFairUse, "call-timeout", bind(&t.CallTimeout, defaultCallTimeout), nonNegative, "answer a call still running after this `duration` -32002 at once, " +
 			"and end its method's context (0: no timeout)"},
@@ -365,6 +370,61 @@ func (r rule) check(f *flag.Flag) error {
 		return fmt.Errorf("--%s %q: must start with /", f.Name, v)
 	case r == headerName && fmt.Sprint(v) != "" && !http1.IsToken([]byte(fmt.Sprint(v))):
 		return fmt.Errorf("--%s %q: must be a header field name", f.Name, v)
+	}
+	return nil
+}
+
+// cancelMethodFlag is --cancel-method: lsp, mcp, or method:member, each
+// a handler.CancelMethod.
+type cancelMethodFlag struct{ list *[]handler.CancelMethod }
+
+func (f cancelMethodFlag) String() string {
+	if f.list == nil { // the flag package's zero Value
+		return ""
+	}
+	names := make([]string, len(*f.list))
+	for i, m := range *f.list {
+		names[i] = m.Method + ":" + m.IDMember
+	}
+	return strings.Join(names, ",")
+}
+
+func (f cancelMethodFlag) Set(v string) error {
+	for e := range strings.SplitSeq(v, ",") {
+		switch e = strings.TrimSpace(e); e {
+		case "lsp", handler.LSPCancel.Method:
+			*f.list = append(*f.list, handler.LSPCancel)
+		case "mcp", handler.MCPCancel.Method:
+			*f.list = append(*f.list, handler.MCPCancel)
+		default:
+			i := strings.LastIndexByte(e, ':')
+			if i <= 0 || i == len(e)-1 {
+				return fmt.Errorf("%q: want lsp, mcp, or method:member", e)
+			}
+			*f.list = append(*f.list, handler.CancelMethod{Method: e[:i], IDMember: e[i+1:]})
+		}
+	}
+	return nil
+}
+
+// cancelReplyFlag is --cancel-reply: error or none.
+type cancelReplyFlag struct{ r *handler.CancelReply }
+
+func (f cancelReplyFlag) String() string {
+	if f.r != nil && *f.r == handler.CancelReplyNone {
+		return "none"
+	}
+	return "error"
+}
+
+func (f cancelReplyFlag) Set(v string) error {
+	switch v {
+	case "error":
+		*f.r = handler.CancelReplyError
+	case "none":
+		*f.r = handler.CancelReplyNone
+	default:
+		return fmt.Errorf("%q: want error or none", v)
 	}
 	return nil
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"flag"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -97,5 +99,29 @@ func TestServeFlags_rules(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("%d flags with a rule, want at least 20", checked)
+	}
+}
+
+// TestServeFlags_cancel: --cancel-method takes lsp, mcp, their method
+// names and method:member, repeatable; --cancel-reply error or none;
+// neither given, cancellation is off.
+func TestServeFlags_cancel(t *testing.T) {
+	c, err := parseServe(t, "--cancel-method", "lsp,notifications/cancelled", "--cancel-method", "my/cancel:callId", "--cancel-reply", "none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []handler.CancelMethod{handler.LSPCancel, handler.MCPCancel, {Method: "my/cancel", IDMember: "callId"}}
+	if !slices.Equal(c.table.Cancel, want) || c.table.CancelReply != handler.CancelReplyNone {
+		t.Errorf("Cancel = %v, CancelReply = %v", c.table.Cancel, c.table.CancelReply)
+	}
+	if c, _ := parseServe(t); c.table.Cancel != nil || c.table.CancelReply != handler.CancelReplyError {
+		t.Errorf("default: Cancel = %v, CancelReply = %v", c.table.Cancel, c.table.CancelReply)
+	}
+	for _, bad := range [][]string{{"--cancel-method", "nomember"}, {"--cancel-method", "x:"}, {"--cancel-reply", "maybe"}} {
+		fs, _ := newServeFlags()
+		fs.SetOutput(io.Discard)
+		if fs.Parse(bad) == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
