@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/jetrpc/jetrpc/engine"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/stats"
 	"github.com/jetrpc/jetrpc/parser"
@@ -45,6 +46,7 @@ func (w *waiter) table(opts ...handler.Option) *handler.Table {
 			return "ok", nil
 		}
 	})
+	handler.Register(tab, "quick", func(context.Context, []int) (int, error) { return 1, nil }) // blocking class, returns at once
 	return tab
 }
 
@@ -112,16 +114,26 @@ func waitHandled(t *testing.T, tab *handler.Table, method string, code parser.Co
 
 // An HTTP client that closes its socket while its call runs cancels the
 // call's context, and the call is counted as cancelled: with and without
-// cancel notifications, while the connection is held back (requests
-// buffered behind the one that runs), and for a request whose reply
-// would be held for order behind it.
+// cancel notifications, with requests buffered behind the one that runs,
+// and with a reply held for order behind it. While its connection is
+// held back (MaxInFlight reached: its socket is not read) a client's
+// reset cancels at once; its FIN is read once the gate opens (see
+// pause_linux.go: a half-closed client held back still gets its
+// replies), so those cases reset.
 func TestCancel_HTTPClientGoneCancelsItsCalls(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		opts   []handler.Option
 		behind string // more requests sent after the blocking one
+		eopts  []engine.Option
+		reset  bool // the client resets its connection rather than close it
 	}{
+		{name: "held back, MaxInFlight 1", behind: strings.Repeat(post(`{"jsonrpc":"2.0","method":"wait","params":{"n":"2"},"id":2}`, ""), 3),
+			eopts: []engine.Option{engine.WithMaxInFlight(1)}, reset: true},
+		{name: "held back, cancel notifications on", opts: []handler.Option{handler.WithCancel(handler.CancelReplyError, handler.LSPCancel)},
+			behind: strings.Repeat(post(`{"jsonrpc":"2.0","method":"wait","params":{"n":"2"},"id":2}`, ""), 3), eopts: []engine.Option{engine.WithMaxInFlight(1)}, reset: true},
 		{name: "plain"},
+		{name: "a reply held for order behind it", behind: post(`{"jsonrpc":"2.0","method":"quick","params":[1],"id":2}`, "")},
 		{name: "cancel notifications on", opts: []handler.Option{handler.WithCancel(handler.CancelReplyError, handler.LSPCancel)}},
 		{name: "requests buffered behind", behind: strings.Repeat(post(`{"jsonrpc":"2.0","method":"wait","params":{"n":"2"},"id":2}`, ""), 3)},
 		{name: "cancel notifications on, requests behind", opts: []handler.Option{handler.WithCancel(handler.CancelReplyNone, handler.MCPCancel)},
@@ -130,7 +142,7 @@ func TestCancel_HTTPClientGoneCancelsItsCalls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWaiter()
 			tab := w.table(tc.opts...)
-			e, tcp, _ := startEngine(t, tab)
+			e, tcp, _ := startEngine(t, tab, tc.eopts...)
 			c, err := net.Dial("tcp", tcp)
 			if err != nil {
 				t.Fatal(err)
@@ -140,6 +152,9 @@ func TestCancel_HTTPClientGoneCancelsItsCalls(t *testing.T) {
 			}
 			w.awaitStart(t)
 			w.notDone(t)
+			if tc.reset {
+				_ = c.(*net.TCPConn).SetLinger(0)
+			}
 			_ = c.Close()
 			w.seesDone(t)
 			waitHandled(t, tab, "wait", parser.CodeCancelled)

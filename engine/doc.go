@@ -141,10 +141,12 @@
 // # Cancellation
 //
 // A call's context is done when its connection closes: an HTTP client's
-// EOF counts as its going (as for net/http), even while its connection
-// is held back or its reply waits for order, and the reply to whatever
+// EOF counts as its going (as for net/http), with requests buffered
+// behind the call or replies held for order, and the reply to whatever
 // the method then answers still goes to a client that only half-closed;
-// a stream client's EOF is a half-close, whose calls finish. With the
+// a stream client's EOF is a half-close, whose calls finish. While a
+// connection is held back (Back-pressure) its socket is not read: a
+// client's reset is seen at once, its FIN once the socket is read again. With the
 // table's handler.Options.Cancel, each single call of a blocking method
 // runs with a pooled context of its own, which a cancel notification
 // naming its id on the same connection cancels (the connection is a

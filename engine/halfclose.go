@@ -8,7 +8,9 @@ package engine
 // the loop: OnClose duplicates its descriptor (gnet then closes only its
 // own), and one goroutine writes the replies as they finish and serves
 // the complete requests still buffered, then closes. Only that rare case
-// costs a goroutine.
+// costs a goroutine. An HTTP client's EOF is also its going, as for
+// net/http: its calls' contexts are cancelled before the connection goes
+// off the loop (a stream client's calls run on).
 
 import (
 	"errors"
