@@ -89,11 +89,14 @@ func (x *callCancel) cancel(gen uint64, byClient bool) bool {
 	return true
 }
 
-// cancelledByClient reports whether a cancel notification cancelled the
-// call, and returns its id and version. Safe from any goroutine.
-func (x *callCancel) cancelledByClient() ([]byte, parser.Version, bool) {
+// end ends the call: x no longer refers to its connection (a goroutine
+// the method left behind sees Err and Done as they were, and no values).
+// It reports whether a cancel notification cancelled the call, and
+// returns its id and version. On the worker, once the method returned.
+func (x *callCancel) end() ([]byte, parser.Version, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.parent = nil
 	return x.id, x.ver, x.byClient
 }
 
@@ -244,15 +247,12 @@ func (c *conn) CancelCall(id []byte) bool {
 	return false
 }
 
-// answerCancelled replaces j's reply by the table's answer to a call
-// cancelled by a notification, when one cancelled it. On the worker,
-// once the method has returned.
+// answerCancelled ends j's own context and replaces j's reply by the
+// table's answer to a call cancelled by a notification, when one
+// cancelled it. On the worker, once the method has returned, for a job
+// cancellable made so.
 func (j *job) answerCancelled() {
-	if j.ctx != &j.call || j.call.Parent != &j.cx {
-		return // not cancellable (cancellable)
-	}
-	id, v, by := j.cx.cancelledByClient()
-	if by {
+	if id, v, by := j.cx.end(); by {
 		j.out = j.c.e.table.AppendCancelled(j.out[:0], id, v)
 	}
 }

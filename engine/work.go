@@ -249,7 +249,7 @@ func (j *job) Run() {
 		j.sse.finishCall() // its events end with its reply, unless a subscription holds its stream
 	}
 	if j.ctx == &j.call && j.call.Parent == &j.cx {
-		j.answerCancelled()
+		j.answerCancelled() // and ends its own context
 	}
 	j.c.finish(j)
 }
