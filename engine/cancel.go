@@ -200,6 +200,7 @@ func (c *conn) cancellable(j *job) {
 func (c *conn) forgetCall(j *job) {
 	if cs := c.work.cancel.Load(); cs != nil && j.ctx == &j.call && j.call.Parent == &j.cx {
 		cs.forget(c.work.seq + 1)
+		j.cx.end()
 	}
 }
 
