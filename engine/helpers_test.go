@@ -315,3 +315,27 @@ func expectClose(t *testing.T, r *bufio.Reader, c net.Conn, code uint16) {
 		return
 	}
 }
+
+// dialSending opens n connections to addr with small receive buffers,
+// sends req on each, and returns them, closed when the test ends: n
+// clients that asked and read nothing.
+func dialSending(t *testing.T, addr string, n int, req string) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, 0, n)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for range n {
+		c, err := smallReceiveBuffer().Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conns
+}

@@ -349,17 +349,7 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 		}
 	}
 	r := &h.req
-	// Draining or stopping, the reply says Connection: close and is the
-	// connection's last: nothing read after it is run (RFC 9112 9.6).
-	keep := r.KeepAlive && c.e.serving()
-	tag := uint8(0)
-	if keep {
-		tag |= tagKeepAlive
-	}
-	if r.Minor == 1 {
-		tag |= tagHTTP11
-	}
-	tag |= uint8(h.enc) << tagCodingShift
+	keep, tag := h.replyTag(c)
 	switch h.sse {
 	case sseMay:
 		tag |= tagSSE
@@ -396,6 +386,23 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 		out = c.closeAfterFlush(out, h.closeWhy(c))
 	}
 	return out
+}
+
+// replyTag returns whether the connection persists after the reply to
+// req — draining or stopping, the reply says Connection: close and is
+// the connection's last: nothing read after it is run (RFC 9112 9.6) —
+// and the tag its job carries for the reply's framing: keep-alive,
+// version, coding. Kept inlinable.
+func (h *httpCodec) replyTag(c *conn) (keep bool, tag uint8) {
+	r := &h.req
+	keep = r.KeepAlive && c.e.serving()
+	if keep {
+		tag |= tagKeepAlive
+	}
+	if r.Minor == 1 {
+		tag |= tagHTTP11
+	}
+	return keep, tag | uint8(h.enc)<<tagCodingShift
 }
 
 // callInflated runs one request body compressed with h.dec: it is

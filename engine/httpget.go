@@ -181,15 +181,7 @@ func (h *httpCodec) getCall(c *conn, out []byte) []byte {
 // head is made then, in reply, with getLines). Event loop only.
 func (h *httpCodec) runGet(c *conn, out, msg []byte, gm *getMethod) []byte {
 	r := &h.req
-	keep := r.KeepAlive && c.e.serving()
-	tag := uint8(0)
-	if keep {
-		tag |= tagKeepAlive
-	}
-	if r.Minor == 1 {
-		tag |= tagHTTP11
-	}
-	tag |= uint8(h.enc) << tagCodingShift
+	keep, tag := h.replyTag(c)
 	body := pool.Responses.Get()
 	var j *job
 	body.B, j, _ = c.run(body.B[:0], msg, tag)

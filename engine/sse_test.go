@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -364,22 +363,7 @@ func TestSSE_thousandStreamsStayInBudget(t *testing.T) {
 	e, addr, _ := startEngine(t, tab, engine.WithSSE(true), engine.WithWorkers(workers), engine.WithMaxOutputBudget(budget))
 	body := `{"jsonrpc":"2.0","method":"flood","id":1}`
 	req := fmt.Sprintf("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	conns := make([]net.Conn, 0, n)
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range n {
-		c, err := smallReceiveBuffer().Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-		if _, err := io.WriteString(c, req); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dialSending(t, addr, n, req)
 	var peak int64
 	done := make(chan struct{})
 	go func() { ended.Wait(); close(done) }()

@@ -442,22 +442,7 @@ func TestStreamed_thousandStallsStayInBudget(t *testing.T) {
 	workers := pool.NewWorkers(n+100, 0)
 	defer workers.Close()
 	e, addr, _ := startEngine(t, tab, engine.WithWorkers(workers), engine.WithMaxOutputBudget(budget))
-	conns := make([]net.Conn, 0, n)
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range n {
-		c, err := smallReceiveBuffer().Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-		if _, err := io.WriteString(c, `{"jsonrpc":"2.0","method":"endless","id":1}`+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	conns := dialSending(t, addr, n, `{"jsonrpc":"2.0","method":"endless","id":1}`+"\n")
 	deadline := time.Now().Add(30 * time.Second)
 	for running.Load() < n && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -479,7 +464,6 @@ func TestStreamed_thousandStallsStayInBudget(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	conns = conns[:0]
 	for ended.Load() < n && time.Now().Before(deadline.Add(30*time.Second)) {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -116,18 +116,8 @@ func TestMCPNode_toolsOverStreamableHTTP(t *testing.T) {
 	httpURL, _ := startJetrpc(t, bin, "--mcp", "--call-timeout", "3s")
 	url := strings.TrimSuffix(httpURL, "/") + "/mcp"
 	out, errOut, err := runTool(t, 60*time.Second, mcpClientDir, node, "client.mjs", url)
-	if err != nil {
-		t.Fatalf("node client.mjs %s: %v\nstdout: %s\nstderr: %s", url, err, out, errOut)
-	}
-	if len(errOut) > 0 {
-		t.Logf("stderr: %s", errOut)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	last := lines[len(lines)-1]
 	var s mcpNodeSummary
-	if err := json.Unmarshal([]byte(last), &s); err != nil {
-		t.Fatalf("summary line %q: %v", last, err)
-	}
+	last := nodeSummary(t, url, out, errOut, err, &s)
 	t.Logf("node %s, %s: %s", s.Node, s.SDK, last)
 	if !s.OK || s.SDK != want {
 		t.Fatalf("the client failed: %s", last)

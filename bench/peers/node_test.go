@@ -136,18 +136,8 @@ func runNodeWSClient(t *testing.T, deflate bool) {
 		args = append(args, "--deflate")
 	}
 	out, errOut, err := runTool(t, 30*time.Second, wsClientDir, node, args...)
-	if err != nil {
-		t.Fatalf("node client.mjs %s: %v\nstdout: %s\nstderr: %s", url, err, out, errOut)
-	}
-	if len(errOut) > 0 {
-		t.Logf("stderr: %s", errOut)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	last := lines[len(lines)-1]
 	var s wsClientSummary
-	if err := json.Unmarshal([]byte(last), &s); err != nil {
-		t.Fatalf("summary line %q: %v", last, err)
-	}
+	last := nodeSummary(t, url, out, errOut, err, &s)
 	if !s.OK || s.WS != want || s.Add != 3 || s.Batch != 3 ||
 		!strings.HasPrefix(s.Subscription, "0x") || len(s.Subscription) != 34 ||
 		!slices.Equal(s.Notifications, []int64{1, 2, 3}) || !s.Unsubscribed ||
@@ -162,4 +152,23 @@ func runNodeWSClient(t *testing.T, deflate bool) {
 	if n := tab.Subscriptions("clock"); n != 0 {
 		t.Fatalf("%d clock subscriptions live on the server after the client left", n)
 	}
+}
+
+// nodeSummary reads a Node client's run: it fails the test when the
+// client failed, logs its stderr, and decodes its last line of stdout,
+// its JSON summary, into v; it returns that line.
+func nodeSummary(t *testing.T, url string, out, errOut []byte, err error, v any) string {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("node client.mjs %s: %v\nstdout: %s\nstderr: %s", url, err, out, errOut)
+	}
+	if len(errOut) > 0 {
+		t.Logf("stderr: %s", errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	last := lines[len(lines)-1]
+	if err := json.Unmarshal([]byte(last), v); err != nil {
+		t.Fatalf("summary line %q: %v", last, err)
+	}
+	return last
 }

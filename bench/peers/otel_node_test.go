@@ -324,18 +324,8 @@ func TestOtelNode_clientSpanIsServerSpanParent(t *testing.T) {
 	httpURL, _ := startJetrpc(t, bin, "--otlp-endpoint", otlpBase, "--trace-sample", "0")
 
 	out, errOut, err := runTool(t, 30*time.Second, otelClientDir, node, "client.mjs", httpURL, otlpBase+"/v1/traces")
-	if err != nil {
-		t.Fatalf("node client.mjs %s: %v\nstdout: %s\nstderr: %s", httpURL, err, out, errOut)
-	}
-	if len(errOut) > 0 {
-		t.Logf("stderr: %s", errOut)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	last := lines[len(lines)-1]
 	var c otelClientSummary
-	if err := json.Unmarshal([]byte(last), &c); err != nil {
-		t.Fatalf("summary line %q: %v", last, err)
-	}
+	last := nodeSummary(t, httpURL, out, errOut, err, &c)
 	if !c.OK || c.SDK != pins["@opentelemetry/sdk-trace-node"] || c.Status != 200 ||
 		c.Reply.JSONRPC != "2.0" || string(c.Reply.ID) != "1" || string(c.Reply.Result) != "3" || c.Reply.Error != nil ||
 		len(c.TraceID) != 32 || len(c.SpanID) != 16 {
