@@ -190,17 +190,22 @@ func TestBenchmarkHTTPCompression(t *testing.T) {
 	if testing.Short() {
 		t.Skip("benchmarks as tests are skipped in -short mode")
 	}
+	benchBriefly(t, benchHTTPCompression(""), benchHTTPCompression("gzip"), benchHTTPCompression("zstd"),
+		benchCompressBody(100_000, compressLevels[0].new), benchCompressBody(1024, zstdAt(zstd.SpeedFastest)))
+}
+
+// benchBriefly runs each benchmark 5 times, as a test of a
+// TestBenchmarkX: a benchmark that fails fails it.
+func benchBriefly(t *testing.T, fs ...func(*testing.B)) {
+	t.Helper()
 	old := flag.Lookup("test.benchtime").Value.String()
 	if err := flag.Set("test.benchtime", "5x"); err != nil {
 		t.Fatal(err)
 	}
 	defer flag.Set("test.benchtime", old)
-	for _, f := range []func(*testing.B){
-		benchHTTPCompression(""), benchHTTPCompression("gzip"), benchHTTPCompression("zstd"),
-		benchCompressBody(100_000, compressLevels[0].new), benchCompressBody(1024, zstdAt(zstd.SpeedFastest)),
-	} {
+	for i, f := range fs {
 		if r := testing.Benchmark(f); r.N == 0 {
-			t.Error("a benchmark failed")
+			t.Errorf("benchmark %d failed", i)
 		}
 	}
 }

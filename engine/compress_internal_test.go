@@ -80,6 +80,10 @@ func TestCompressor_inflateStopsAtLimit(t *testing.T) {
 // package engine_test.
 var BenchJSON = benchJSON
 
+// BenchBriefly is benchBriefly (compress_bench_test.go), for the
+// external benchmarks run as tests.
+var BenchBriefly = benchBriefly
+
 // RaceEnabled is raceEnabled, for the external tests that the race
 // detector makes too slow.
 const RaceEnabled = raceEnabled

@@ -223,9 +223,7 @@ func (j *job) queuePart(b *pool.Buffer) error {
 		c.wake(nil) // the loop closes the connection
 		return handler.ErrSlowConsumer
 	}
-	rs.parts = append(rs.parts, b)
-	rs.bytes += n
-	c.mail.queued.Add(int64(n))
+	rs.pushLocked(&c.mail, b)
 	rs.mu.Unlock()
 	return j.listStreamGrown(int64(n))
 }

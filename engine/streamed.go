@@ -84,6 +84,8 @@ func (j *job) SendPart(part []byte) error {
 	if rs.room == nil {
 		rs.room = make(chan struct{}, 1)
 	}
+	b := pool.Responses.Get() // the copy, made outside the lock the loop takes parts under
+	b.B = append(b.B, part...)
 	window := c.e.opts.StreamWindow
 	rs.mu.Lock()
 	for !rs.gone && rs.bytes > 0 && rs.bytes+n > window {
@@ -93,15 +95,20 @@ func (j *job) SendPart(part []byte) error {
 	}
 	if rs.gone {
 		rs.mu.Unlock()
+		pool.Responses.Put(b)
 		return handler.ErrConnClosed
 	}
-	b := pool.Responses.Get()
-	b.B = append(b.B, part...)
-	rs.parts = append(rs.parts, b)
-	rs.bytes += n
-	c.mail.queued.Add(int64(n)) // before the loop can take it
+	rs.pushLocked(&c.mail, b)
 	rs.mu.Unlock()
 	return j.listStream()
+}
+
+// pushLocked queues b, a part, and counts it in the mailbox's queued
+// bytes before the loop can take it. Under rs.mu.
+func (rs *replyStream) pushLocked(m *mailbox, b *pool.Buffer) {
+	rs.parts = append(rs.parts, b)
+	rs.bytes += len(b.B)
+	m.queued.Add(int64(len(b.B)))
 }
 
 // listStream puts j, whose part was just queued, in its mailbox's

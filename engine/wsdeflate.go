@@ -23,7 +23,6 @@ import (
 
 	"github.com/gobwas/httphead"
 	"github.com/gobwas/ws/wsflate"
-	"github.com/jetrpc/jetrpc/parser/pmdeflate"
 	"github.com/klauspost/compress/flate"
 )
 
@@ -69,15 +68,7 @@ func (d *deflateOffer) negotiate(opt httphead.Option) (httphead.Option, error) {
 // The returned bytes are valid until the next compress or deflateMessage
 // and must not be modified; copy them to keep them. Event loop only.
 func (z *compressor) deflateMessage(msg []byte) []byte {
-	z.resetOut()
-	if z.fw == nil {
-		z.fw, _ = flate.NewWriter(&z.out, wsDeflateLevel) // the level is valid
-	} else {
-		z.fw.Reset(&z.out)
-	}
-	_, _ = z.fw.Write(msg) // appendWriter never fails
-	_ = z.fw.Flush()
-	return bytes.TrimSuffix(z.out.b, []byte(pmdeflate.Tail))
+	return z.deflatePart(msg, true) // a message is its own one part
 }
 
 // inflateMessage returns msg, a permessage-deflate message whose tail

@@ -8,7 +8,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"flag"
 	"testing"
 
 	"github.com/gobwas/ws"
@@ -66,14 +65,5 @@ func TestBenchmarkWSDeflate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("benchmarks as tests are skipped in -short mode")
 	}
-	old := flag.Lookup("test.benchtime").Value.String()
-	if err := flag.Set("test.benchtime", "5x"); err != nil {
-		t.Fatal(err)
-	}
-	defer flag.Set("test.benchtime", old)
-	for _, f := range []func(*testing.B){benchWSDeflate(false, false), benchWSDeflate(true, false), benchWSDeflate(true, true)} {
-		if r := testing.Benchmark(f); r.N == 0 {
-			t.Error("a benchmark failed")
-		}
-	}
+	benchBriefly(t, benchWSDeflate(false, false), benchWSDeflate(true, false), benchWSDeflate(true, true))
 }

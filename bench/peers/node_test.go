@@ -37,24 +37,7 @@ type wsClientSummary struct {
 }
 
 // pinnedWS returns the exact ws version that package.json pins.
-func pinnedWS(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(wsClientDir, "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pkg struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	if err := json.Unmarshal(b, &pkg); err != nil {
-		t.Fatalf("package.json: %v", err)
-	}
-	v := pkg.Dependencies["ws"]
-	if v == "" || strings.ContainsAny(v, "^~<>=* ") {
-		t.Fatalf("package.json must pin ws to an exact version, has %q", v)
-	}
-	return v
-}
+func pinnedWS(t *testing.T) string { return pinnedNPM(t, wsClientDir, "ws") }
 
 // installedWS returns the version of ws in node_modules, "" if none.
 func installedWS() string {
