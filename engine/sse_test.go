@@ -388,3 +388,24 @@ func TestSSE_thousandStreamsStayInBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestSSE_timeoutAfterEvents: a call past its timeout whose events have
+// gone ends its stream with the timeout's reply as the last event (its
+// worker answers it when its context ends: the loop does not replace a
+// stream that has begun).
+func TestSSE_timeoutAfterEvents(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	handler.Register(tab, "stuck", func(ctx context.Context, _ struct{}) (int, error) {
+		if err := handler.Notify(handler.ConnFrom(ctx), "started", nil); err != nil {
+			return 0, err
+		}
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}, handler.Timeout(50*time.Millisecond))
+	_, addr, _ := startEngine(t, tab, engine.WithSSE(true))
+	resp := postAccept(t, addr, "application/json, text/event-stream", `{"jsonrpc":"2.0","method":"stuck","id":9}`)
+	events := sseEvents(t, resp.Body)
+	if len(events) != 2 || events[0] != `{"jsonrpc":"2.0","method":"started"}` || !strings.Contains(events[1], `"code":-32002`) || !strings.HasSuffix(events[1], `"id":9}`) {
+		t.Fatalf("events %q", events)
+	}
+}

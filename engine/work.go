@@ -94,7 +94,7 @@ type job struct {
 	// A call whose deadline the loop watches (deadline.go). Set on the
 	// loop before the job is submitted, read by the worker; the rest is
 	// event loop only.
-	deadline int64  // when the loop answers it if its reply has not come (a reading of package clock); 0: not watched
+	deadline int64  // when the loop answers it if its reply has not come (a reading of package clock), or, for an event stream, when RunHere does; 0: none
 	timeout  int64  // the timeout deadline was set from: the lane it is in
 	late     []byte // the reply it gets at its deadline (AppendTimeout); kept with the job in its pool
 	answered bool   // the loop answered it at its deadline: its worker's reply is dropped
@@ -196,11 +196,13 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 		}
 	}
 	deadline, timeout := j.p.Deadline()
-	if timeout > 0 && tag&tagSSE == 0 { // an event stream that has begun cannot become the timeout's reply: Run answers it at its deadline
+	if timeout > 0 {
 		j.deadline, j.timeout = deadline, int64(timeout)
 		j.late = j.p.AppendTimeout(j.late[:0])
 	}
-	c.cancellable(j)
+	if c.e.table.Cancels() { // inlined: off, a call pays one load
+		c.cancellable(j)
+	}
 	c.e.stats.inflight.Add(1)
 	if !c.submit(j) {
 		c.forgetCall(j)
@@ -210,7 +212,10 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 		j.release()
 		return out, nil
 	}
-	if j.deadline != 0 {
+	if j.deadline != 0 && tag&tagSSE == 0 {
+		// The loop answers it at its deadline. An event stream that has
+		// begun cannot become the timeout's reply: its worker answers it
+		// (RunHere, its context ending at the deadline) when it returns.
 		c.loop.deadlines.add(j, j.timeout)
 	}
 	return out, j
