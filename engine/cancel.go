@@ -169,7 +169,7 @@ func (c *conn) cancellable(j *job) {
 		return
 	}
 	if j.ctx != &j.call { // a WebSocket or a stream: the connection's Meta does not change
-		j.call.Meta = c.call.Meta
+		j.call.Meta, j.call.Conn = c.call.Meta, c.call.Conn
 	}
 	gen := j.cx.start(c.ctx, id, v)
 	j.call.Parent = &j.cx

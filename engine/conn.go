@@ -61,6 +61,8 @@ type conn struct {
 	// codec has opened and the connection is authorized. An HTTP
 	// request's head is set in it per request; its jobs get a copy.
 	call handler.CallContext
+
+	direct directConn // call.Conn over WebSocket and streams (push.go)
 }
 
 // closeReason says why a connection closes.
@@ -295,6 +297,11 @@ func (c *conn) use(k codec) {
 	open[t].Add(1)
 	c.tport = t
 	c.call.Meta.Transport = t.meta()
+	if t == transportWebSocket || t == transportStream {
+		// What a method sends while it runs goes before its reply.
+		c.direct.c = c
+		c.call.Conn = &c.direct
+	}
 	k.open(c)
 }
 

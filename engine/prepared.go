@@ -50,6 +50,11 @@ const maxStored = 0xffff
 // the plain message; any other gets the plain message, as Send. Safe
 // from any goroutine.
 func (c *conn) SendPrepared(prefix []byte, msg *handler.Prepared, suffix []byte) error {
+	return c.sendPrepared(prefix, msg, suffix, true)
+}
+
+// sendPrepared is SendPrepared, ordered as send.
+func (c *conn) sendPrepared(prefix []byte, msg *handler.Prepared, suffix []byte, ordered bool) error {
 	m := &c.mail
 	if !m.pushable.Load() {
 		if c.ctx.Err() != nil {
@@ -69,12 +74,12 @@ func (c *conn) SendPrepared(prefix []byte, msg *handler.Prepared, suffix []byte)
 			msg.Retain()
 			p.buf.B = append(append(p.buf.B, prefix...), suffix...)
 			p.prep, p.split, p.size = msg, len(prefix), size
-			return c.enqueue(p)
+			return c.enqueue(p, ordered)
 		}
 	}
 	p.buf.B = append(append(append(p.buf.B, prefix...), payload...), suffix...)
 	p.size = plain
-	return c.enqueue(p)
+	return c.enqueue(p, ordered)
 }
 
 // pushPrepared appends the message of p, a push with a Prepared. Event

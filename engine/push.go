@@ -20,7 +20,10 @@ package engine
 // connection the budget chose to close. A push is held
 // while a message received before it is still on a worker (its barrier),
 // so that a subscription's first notification cannot overtake the
-// subscribe reply. SendPrepared (prepared.go) queues a push that
+// subscribe reply; a push through the directConn in a call's context
+// has none, and collect writes the pushes that may go before the
+// replies that came with them, so that what a method sent while it ran
+// precedes its reply. SendPrepared (prepared.go) queues a push that
 // shares a handler.Prepared's compressed bytes instead of a copy of the
 // message; it is counted at the size of the message it will write.
 
@@ -144,7 +147,7 @@ func (c *conn) wake(lame chan struct{}) {
 // compressed bytes (prepared.go).
 type push struct {
 	buf     *pool.Buffer
-	barrier uint64 // the last message sent to a worker before it was queued
+	barrier uint64 // the last message sent to a worker before it was queued, or 0 (directConn)
 	next    *push
 	prep    *handler.Prepared // retained while queued, or nil
 	split   int               // with prep: the length of the prefix in buf
@@ -171,7 +174,47 @@ func (c *conn) CanPush() bool { return c.mail.pushable.Load() }
 func (c *conn) Context() context.Context { return c.ctx }
 
 // Send implements handler.Conn. Safe from any goroutine.
-func (c *conn) Send(msg []byte) error {
+func (c *conn) Send(msg []byte) error { return c.send(msg, true) }
+
+// directConn is the handler.DirectConn of a WebSocket or stream
+// connection, in its calls' contexts (conn.call.Conn): a message sent
+// through it is held for no reply, so the messages a method sends while
+// it runs go before its reply. One per connection, never pooled: a
+// method may keep it past its call.
+type directConn struct{ c *conn }
+
+var (
+	_ handler.DirectConn     = (*directConn)(nil)
+	_ handler.PreparedSender = (*directConn)(nil)
+	_ handler.Canceller      = (*directConn)(nil)
+)
+
+// Send implements handler.Conn, held for no reply. Safe from any
+// goroutine.
+func (d *directConn) Send(msg []byte) error { return d.c.send(msg, false) }
+
+// SendPrepared implements handler.PreparedSender, held for no reply.
+func (d *directConn) SendPrepared(prefix []byte, msg *handler.Prepared, suffix []byte) error {
+	return d.c.sendPrepared(prefix, msg, suffix, false)
+}
+
+// CanPush implements handler.Conn.
+func (d *directConn) CanPush() bool { return d.c.CanPush() }
+
+// Context implements handler.Conn: the connection's.
+func (d *directConn) Context() context.Context { return d.c.ctx }
+
+// Connection implements handler.DirectConn: the connection, whose
+// messages wait for the replies before them.
+func (d *directConn) Connection() handler.Conn { return d.c }
+
+// CancelCall implements handler.Canceller: the connection's.
+func (d *directConn) CancelCall(id []byte) bool { return d.c.CancelCall(id) }
+
+// send is Send; ordered: the message waits for the replies of the
+// messages on workers now (its barrier), else for none. Safe from any
+// goroutine.
+func (c *conn) send(msg []byte, ordered bool) error {
 	m := &c.mail
 	if !m.pushable.Load() {
 		if c.ctx.Err() != nil {
@@ -186,14 +229,16 @@ func (c *conn) Send(msg []byte) error {
 	p.buf = pool.Responses.Get()
 	p.buf.B = append(p.buf.B, msg...)
 	p.size = len(msg)
-	return c.enqueue(p)
+	return c.enqueue(p, ordered)
 }
 
 // enqueue queues p, a push of p.size bytes, or refuses it (and releases
-// it) as Send says. Safe from any goroutine.
-func (c *conn) enqueue(p *push) error {
+// it) as Send says; ordered as send. Safe from any goroutine.
+func (c *conn) enqueue(p *push, ordered bool) error {
 	m := &c.mail
-	p.barrier = m.submitted.Load()
+	if ordered {
+		p.barrier = m.submitted.Load()
+	} // else 0: lower than any message's sequence number
 	n := int64(p.size)
 	m.mu.Lock()
 	if m.dead || m.kill.Load() != 0 || m.shut.Load() {

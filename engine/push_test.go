@@ -671,3 +671,92 @@ func testSlowConsumerBound(t *testing.T, ws bool) {
 		t.Errorf("a connection held %d bytes, over the bound of %d and one message (%d)", st.ConnOutputPeak, bound, maxMsg)
 	}
 }
+
+// TestPush_methodMessagesBeforeItsReply: the messages a method sends
+// through its context's Conn while it runs reach the client before its
+// reply, over WebSocket and streams, with or without cancellable calls,
+// in a batch too, and without waiting for an earlier call still running;
+// a subscription made by hand through handler.Connection still has its
+// first notification after its subscribe reply.
+//
+// They came after the reply: a push waited for every message on a worker, the sender's own call among them.
+func TestPush_methodMessagesBeforeItsReply(t *testing.T) {
+	for _, cancel := range []bool{false, true} {
+		var opts []handler.Option
+		if cancel {
+			opts = append(opts, handler.WithCancel(handler.CancelReplyError, handler.LSPCancel))
+		}
+		tab := handler.NewTable(append(opts, handler.WithLogger(quiet()))...)
+		demo.Register(tab)
+		handler.Register(tab, "handmade_subscribe", func(ctx context.Context, _ []int) (string, error) {
+			c := handler.Connection(handler.ConnFrom(ctx))
+			sent := make(chan struct{})
+			go func() {
+				_ = handler.Notify(c, "handmade_subscription", map[string]string{"subscription": "sub", "result": "first"})
+				close(sent)
+			}()
+			<-sent // queued before the method returns
+			return "sub", nil
+		})
+		_, tcp, _ := startEngine(t, tab)
+		ws := dialWS(t, tcp, nil)
+		st := dialStream(t, "tcp", tcp)
+		transports := map[string]struct {
+			send func(string)
+			read func() []byte
+		}{
+			"websocket": {
+				func(m string) {
+					if err := ws.WriteMessage(websocket.TextMessage, []byte(m)); err != nil {
+						t.Fatal(err)
+					}
+				},
+				func() []byte { return wsRead(t, ws) },
+			},
+			"stream": {func(m string) { st.send(t, []byte(m)) }, func() []byte { return st.line(t) }},
+		}
+		for name, tr := range transports {
+			for round := range 3 {
+				where := fmt.Sprintf("%s cancel=%v round %d", name, cancel, round)
+				// A call still running before it holds none of them.
+				tr.send(`{"jsonrpc":"2.0","method":"sleep","params":{"ms":300},"id":"slow"}`)
+				tr.send(`{"jsonrpc":"2.0","method":"countdown","params":{"from":5,"interval_ms":0},"id":1}`)
+				for left := 4; left >= 0; left-- {
+					b := tr.read()
+					var n struct {
+						Method string
+						Params struct{ Left *int }
+					}
+					if err := json.Unmarshal(b, &n); err != nil || n.Method != "countdown_progress" || n.Params.Left == nil || *n.Params.Left != left {
+						t.Fatalf("%s: want countdown_progress left %d, got %s", where, left, b)
+					}
+				}
+				if r := decodeNote(t, tr.read()); string(r.ID) != "1" || string(r.Result) != `"done"` {
+					t.Fatalf("%s: want the countdown's reply after its progress, got %+v", where, r)
+				}
+				if r := decodeNote(t, tr.read()); string(r.ID) != `"slow"` {
+					t.Fatalf("%s: want the sleep's reply, got %+v", where, r)
+				}
+				// A batch: its elements' messages, then its replies.
+				tr.send(`[{"jsonrpc":"2.0","method":"countdown","params":{"from":2,"interval_ms":0},"id":2},{"jsonrpc":"2.0","method":"countdown","params":{"from":3,"interval_ms":0},"id":3}]`)
+				for range 5 {
+					if n := decodeNote(t, tr.read()); n.Method != "countdown_progress" {
+						t.Fatalf("%s: batch: want countdown_progress, got %+v", where, n)
+					}
+				}
+				var replies []note
+				if err := json.Unmarshal(tr.read(), &replies); err != nil || len(replies) != 2 {
+					t.Fatalf("%s: batch: want the array of 2 replies last: %v %+v", where, err, replies)
+				}
+				// Through the connection's Conn: after the reply.
+				tr.send(`{"jsonrpc":"2.0","method":"handmade_subscribe","params":[],"id":4}`)
+				if r := decodeNote(t, tr.read()); string(r.ID) != "4" {
+					t.Fatalf("%s: want the subscribe reply first, got %+v", where, r)
+				}
+				if n := decodeNote(t, tr.read()); n.Method != "handmade_subscription" {
+					t.Fatalf("%s: want the notification after the reply, got %+v", where, n)
+				}
+			}
+		}
+	}
+}

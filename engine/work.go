@@ -136,9 +136,7 @@ func (j *job) release() {
 	// TestJob_releaseClearsEveryField checks that no field is missed.
 	j.c, j.out, j.head, j.late = nil, out, head, j.late[:0]
 	j.seq, j.tag, j.cors, j.page, j.next, j.ctx = 0, 0, "", nil, nil, nil
-	if j.sse != nil {
-		j.sse, j.call.Conn = nil, nil
-	}
+	j.sse, j.call.Conn = nil, nil // never another connection's Conn (the next HTTP job sets Meta and Parent only)
 	j.deadline, j.timeout, j.answered, j.lane, j.dprev, j.dnext = 0, 0, false, nil, nil, nil
 	if j.rs.listed.Load() || len(j.rs.parts) > 0 || j.rs.gone || j.rs.sseHeld {
 		j.rs.reset() // it streamed
@@ -263,6 +261,9 @@ func (j *job) Run() {
 // answers the calls whose deadline passed without a reply (answerLate),
 // then writes the server pushes that may go. Event loop only.
 func (c *conn) collect(out []byte) []byte {
+	if c.mail.queued.Load() > 0 { // what the methods sent before their replies (push.go)
+		out = c.drainPushes(out)
+	}
 	for j := c.mail.takeDone(); j != nil; {
 		next := j.next
 		j.next = nil

@@ -102,7 +102,7 @@ func (t *Table) registerCancel() {
 // cancelByID cancels the call whose id is the member named member of
 // params, on the connection of ctx.
 func cancelByID(ctx context.Context, params, member []byte) {
-	c, ok := ConnFrom(ctx).(Canceller)
+	c, ok := Connection(ConnFrom(ctx)).(Canceller)
 	if !ok {
 		return
 	}

@@ -26,6 +26,8 @@ type Conn interface {
 	// A message sent while requests of this connection received before it
 	// are still running is held until their replies are written: a
 	// subscription's notifications never precede its subscribe reply.
+	// The Conn a method's context carries may differ (DirectConn): the
+	// messages a method sends while it runs go before its own reply.
 	//
 	// Send returns ErrPushUnsupported where the transport cannot carry
 	// server messages (HTTP), ErrConnClosed once the connection is closed
@@ -68,6 +70,35 @@ type StreamHolder interface {
 	// called (once; later calls do nothing). Called once the stream has
 	// ended, it returns ok false and a release that does nothing.
 	Hold() (release func(), ok bool)
+}
+
+// DirectConn is implemented by the Conn that ConnFrom gives a method
+// when the messages sent through it go out as they are sent, held for
+// no reply: a method's progress, partial results and logs reach its
+// client before its reply. The engine's, over WebSocket and streams,
+// is one (an HTTP call answered as an event stream gets its own Conn,
+// whose events go before its reply too).
+//
+// Connection returns the connection's own Conn, whose messages wait for
+// the replies of the requests received before them (Conn.Send). A
+// Subscription sends through it, so that its notifications never
+// precede its subscribe reply, and an unsubscribe compares it; code
+// that starts sending in a goroutine before its method returns — a
+// subscription made by hand — wants it too (Connection).
+type DirectConn interface {
+	Conn
+	// Connection returns the Conn of the connection, as above.
+	Connection() Conn
+}
+
+// Connection returns the Conn of c's connection, whose messages wait for
+// the replies of the requests received before them: c itself, unless it
+// is a DirectConn. nil gives nil.
+func Connection(c Conn) Conn {
+	if d, ok := c.(DirectConn); ok {
+		return d.Connection()
+	}
+	return c
 }
 
 type connKey struct{}

@@ -340,7 +340,7 @@ func registerSubscriptions(t *Table, ns, desc string, opts []MethodOption, addSu
 	}
 	reg := &subscriptions{live: map[string]*Subscription{}} // lim set below, under t.mu
 	unsubscribe := func(ctx context.Context, p [1]string) (bool, error) {
-		c := ConnFrom(ctx)
+		c := Connection(ConnFrom(ctx))
 		s := reg.lookup(p[0])
 		if s == nil || c == nil || s.conn != c {
 			return false, ErrSubscriptionNotFound
@@ -394,7 +394,8 @@ func registerSubscriptions(t *Table, ns, desc string, opts []MethodOption, addSu
 // are started by start.
 func subscribeFunc[P any](reg *subscriptions, notifyMethod string, start func(ctx context.Context, p P, sub *Subscription) error) func(context.Context, P) (string, error) {
 	return func(ctx context.Context, p P) (string, error) {
-		c := ConnFrom(ctx)
+		// The connection's Conn: its notifications wait for this reply.
+		c := Connection(ConnFrom(ctx))
 		if c == nil || !c.CanPush() {
 			return "", ErrNotificationsUnsupported
 		}
