@@ -103,6 +103,17 @@
 // per message), so that a connection that compresses (a PreparedSender,
 // as the engine's are) shares one compressed copy of it with the others.
 //
+// A method that sends messages of its own while it runs (progress,
+// partial results, logs: Notify(ConnFrom(ctx), …)) has them reach the
+// client before its reply: the engine's Conn of a call is a DirectConn,
+// whose messages wait for no reply, over WebSocket and streams, and an
+// HTTP call answered as an event stream has one of its own. Code that
+// sends after its method has returned, or from a goroutine it started,
+// and must not overtake the reply (a subscription made by hand) sends
+// through Connection(ConnFrom(ctx)), the connection's Conn, whose
+// messages wait for the replies of the requests received before them,
+// as a Subscription does.
+//
 // SubscriptionMethods renames the three methods, to speak another
 // protocol's names (Solana's accountSubscribe, accountUnsubscribe and
 // accountNotification). RegisterSubscriptionKinds serves geth's whole

@@ -159,3 +159,47 @@ func ExampleNewSubscriptionKind() {
 	// count to 3
 	// {"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: param 2: expected an integer"},"id":2}
 }
+
+// labelConn is a handler.Conn that prints what is sent with its label:
+// directConn stands in for the engine's Conn of a call (a DirectConn,
+// whose messages go before the call's reply), conn for its connection's.
+type labelConn struct {
+	label string
+	ctx   context.Context
+	of    handler.Conn // the connection's Conn, for a DirectConn
+}
+
+func (c *labelConn) Send(msg []byte) error {
+	fmt.Printf("%s: %s\n", c.label, msg)
+	return nil
+}
+func (c *labelConn) CanPush() bool            { return true }
+func (c *labelConn) Context() context.Context { return c.ctx }
+
+type directConn struct{ labelConn }
+
+func (c *directConn) Connection() handler.Conn { return c.of }
+
+// A method's progress goes through its context's Conn, before its
+// reply; a goroutine that goes on sending after the method returns,
+// as a subscription made by hand does, takes the connection's Conn,
+// whose messages wait for the replies before them.
+func ExampleConnection() {
+	t := handler.NewTable()
+	handler.Register(t, "job", func(ctx context.Context, _ []int) (string, error) {
+		c := handler.ConnFrom(ctx)
+		_ = handler.Notify(c, "job_progress", map[string]int{"percent": 50})
+		later := handler.Connection(c)
+		_ = handler.Notify(later, "job_news", []string{"after the reply"})
+		return "done", nil
+	}, handler.Inline())
+
+	ctx := context.Background()
+	conn := &labelConn{label: "conn", ctx: ctx}
+	call := &directConn{labelConn{label: "call", ctx: ctx, of: conn}}
+	fmt.Printf("%s\n", t.Dispatch(handler.ContextWithConn(ctx, call), nil, []byte(`{"jsonrpc":"2.0","method":"job","id":1}`)))
+	// Output:
+	// call: {"jsonrpc":"2.0","method":"job_progress","params":{"percent":50}}
+	// conn: {"jsonrpc":"2.0","method":"job_news","params":["after the reply"]}
+	// {"jsonrpc":"2.0","result":"done","id":1}
+}

@@ -100,3 +100,47 @@ func TestContextWithConn_uncomparableConnPanics(t *testing.T) {
 	}()
 	handler.ContextWithConn(context.Background(), uncomparableConn{ctx: context.Background(), tags: map[string]string{}})
 }
+
+// directRec is a DirectConn over its connection's recConn.
+type directRec struct {
+	recConn
+	of handler.Conn
+}
+
+func (d *directRec) Connection() handler.Conn { return d.of }
+
+// TestConnection_subscriptionsUseTheConnections: a subscription made
+// through a DirectConn sends through, and is owned by, the connection's
+// Conn, so that an unsubscribe through another call's DirectConn of the
+// same connection finds it, and one of another connection does not.
+func TestConnection_subscriptionsUseTheConnections(t *testing.T) {
+	tab := handler.NewTable()
+	var sub *handler.Subscription
+	handler.RegisterSubscription(tab, "s", func(_ context.Context, _ []int, s *handler.Subscription) error {
+		sub = s
+		return nil
+	}, handler.Inline())
+	ctx := context.Background()
+	conn := &recConn{ctx: ctx, push: true}
+	call := func(of handler.Conn) context.Context {
+		return handler.ContextWithConn(ctx, &directRec{recConn{ctx: ctx, push: true}, of})
+	}
+	reply := tab.Dispatch(call(conn), nil, []byte(`{"jsonrpc":"2.0","method":"s_subscribe","params":[],"id":1}`))
+	if sub == nil || sub.Conn() != conn {
+		t.Fatalf("the subscription's Conn is not the connection's: %s", reply)
+	}
+	if err := sub.Notify(1); err != nil || len(conn.sent) != 1 {
+		t.Fatalf("notification not sent through the connection's Conn: %v %q", err, conn.sent)
+	}
+	other := &recConn{ctx: ctx, push: true}
+	unsub := []byte(`{"jsonrpc":"2.0","method":"s_unsubscribe","params":["` + sub.ID() + `"],"id":2}`)
+	if got := string(tab.Dispatch(call(other), nil, unsub)); !strings.Contains(got, `"error"`) {
+		t.Fatalf("another connection's unsubscribe found it: %s", got)
+	}
+	if got := string(tab.Dispatch(call(conn), nil, unsub)); got != `{"jsonrpc":"2.0","result":true,"id":2}` {
+		t.Fatalf("the same connection's unsubscribe: %s", got)
+	}
+	if handler.Connection(nil) != nil || handler.Connection(conn) != conn {
+		t.Fatal("Connection of a plain Conn is not itself")
+	}
+}
