@@ -181,35 +181,10 @@ func qValue(params []byte) int {
 		if len(p) < 2 || p[0]|0x20 != 'q' || p[1] != '=' {
 			continue
 		}
-		return parseQ(p[2:])
+		q, _ := http1.ParseQ(p[2:]) // 0 when malformed
+		return q
 	}
 	return 1000
-}
-
-// parseQ parses a qvalue (RFC 9110 12.4.2: "0" to "1", with up to three
-// decimals) into thousandths, or 0 when malformed.
-func parseQ(v []byte) int {
-	if len(v) == 0 || len(v) > 5 || v[0] != '0' && v[0] != '1' {
-		return 0
-	}
-	n := int(v[0]-'0') * 1000
-	if len(v) > 1 {
-		if v[1] != '.' {
-			return 0
-		}
-		scale := 100
-		for _, c := range v[2:] {
-			if c < '0' || c > '9' {
-				return 0
-			}
-			n += int(c-'0') * scale
-			scale /= 10
-		}
-	}
-	if n > 1000 {
-		return 0 // "1.5": past 1
-	}
-	return n
 }
 
 // bodyCoding returns the coding of a request body whose Content-Encoding

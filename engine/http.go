@@ -107,8 +107,8 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 				h.corsLines = h.corsLinesOf(c, r.Origin)
 			}
 			h.enc, h.dec, h.badCoding, h.sse = codingIdentity, codingIdentity, false, sseNone
-			if e.opts.SSE && r.Accept != nil {
-				h.sse = acceptsSSE(r.Accept)
+			if r.Accept != nil {
+				h.sse = acceptOf(r.Accept, e.opts.SSE)
 			}
 			if e.comp.on() {
 				h.enc = e.comp.negotiate(r.AcceptEncoding)
@@ -145,6 +145,10 @@ func (h *httpCodec) serve(c *conn, in, out []byte) ([]byte, int, codec) {
 				c.call.Meta.Grants = nil
 			} else if status := h.authorizeHTTP(c, h.req.Auth); status != 0 {
 				out = h.refuseCaller(c, out, status)
+				continue
+			}
+			if h.sse >= acceptNothing {
+				out = h.refuseAccept(c, out)
 				continue
 			}
 			if e.route != nil {

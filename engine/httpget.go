@@ -171,6 +171,10 @@ func (h *httpCodec) getCall(c *conn, out []byte) []byte {
 		pool.Requests.Put(b)
 		return h.refuseCaller(c, out, status)
 	}
+	if h.sse >= acceptNothing {
+		pool.Requests.Put(b)
+		return h.refuseAccept(c, out)
+	}
 	out = h.runGet(c, out, b.B[q.msg:], gm)
 	pool.Requests.Put(b)
 	return out

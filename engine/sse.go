@@ -30,46 +30,57 @@ import (
 	"github.com/jetrpc/jetrpc/pool"
 )
 
-// How a request takes an event stream (its Accept), when Options.SSE is
-// on.
+// How a request's Accept takes a reply: as JSON, as an event stream
+// (with Options.SSE), or not at all.
 const (
-	sseNone uint8 = iota // not asked: JSON
-	sseMay               // text/event-stream, and JSON too: a stream when the call sends events
-	sseOnly              // text/event-stream alone
+	sseNone         uint8 = iota // not asked: JSON
+	sseMay                       // text/event-stream, and JSON too: a stream when the call sends events
+	sseOnly                      // text/event-stream alone
+	acceptNothing                // neither JSON nor, with Options.SSE, an event stream: refused 406
+	acceptMalformed              // not an Accept value: refused 400
 )
 
-// acceptsSSE returns how the Accept value v takes text/event-stream:
-// sseNone when it does not name it (or gives it q=0), sseOnly when it
-// takes no JSON (application/json, application/*, */*) beside it, and
-// sseMay otherwise. An absent Accept takes anything: sseNone, JSON.
-func acceptsSSE(v []byte) uint8 {
-	sse, json := false, false
-	for len(v) > 0 {
-		var item []byte
-		if i := bytes.IndexByte(v, ','); i >= 0 {
-			item, v = v[:i], v[i+1:]
-		} else {
-			item, v = v, nil
-		}
-		typ, params, _ := bytes.Cut(item, []byte{';'})
-		typ = http1.TrimOWS(typ)
-		if len(params) > 0 && qValue(params) == 0 {
-			continue // q=0: refused
+// acceptOf returns how the Accept value v takes a reply, sse saying
+// whether the engine answers event streams: sseNone when it takes JSON
+// (application/json, application/json-rpc, application/jsonrequest,
+// application/*, */*) and not text/event-stream (text/*), sseMay when it
+// takes both, sseOnly when it takes the stream alone; acceptNothing when
+// it takes neither, acceptMalformed when it is not a list of media
+// ranges (RFC 9110 12.5.1). A q of 0 refuses its range. An absent or
+// empty Accept takes anything: sseNone.
+func acceptOf(v []byte, sse bool) uint8 {
+	if string(v) == "*/*" || string(v) == "application/json" {
+		return sseNone // what curl, geth and most clients send
+	}
+	stream, json, any := false, false, false
+	m := http1.NewMediaRanges(v)
+	for typ, sub, q, ok := m.Next(); ok; typ, sub, q, ok = m.Next() {
+		any = true
+		if q == 0 {
+			continue // refused
 		}
 		switch {
-		case http1.EqualFold(typ, "text/event-stream"):
-			sse = true
-		case http1.EqualFold(typ, "application/json"), http1.EqualFold(typ, "application/*"), string(typ) == "*/*":
+		case typ[0] == '*':
 			json = true
+		case http1.EqualFold(typ, "application"):
+			json = json || sub[0] == '*' || http1.EqualFold(sub, "json") || http1.EqualFold(sub, "json-rpc") || http1.EqualFold(sub, "jsonrequest")
+		case http1.EqualFold(typ, "text"):
+			stream = stream || sse && (sub[0] == '*' || http1.EqualFold(sub, "event-stream"))
 		}
 	}
 	switch {
-	case !sse:
+	case m.Malformed():
+		return acceptMalformed
+	case !any:
 		return sseNone
-	case json:
+	case stream && json:
 		return sseMay
+	case stream:
+		return sseOnly
+	case json:
+		return sseNone
 	}
-	return sseOnly
+	return acceptNothing
 }
 
 // sseHeadLines are the lines of an event stream's head after its
@@ -381,4 +392,27 @@ func (c *conn) sseEnd(out []byte, j *job) []byte {
 	c.mail.dropStream(j)
 	c.work.inflight--
 	return out
+}
+
+// The refusals of a request by its Accept, and their access-log reasons.
+const (
+	reasonNotAcceptable = "not_acceptable"
+	reasonBadAccept     = "bad_accept"
+	textNotAcceptable   = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Not Acceptable: the Accept header takes neither application/json nor text/event-stream"},"id":null}`
+	textJSONNotAccepted = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Not Acceptable: the Accept header does not take application/json"},"id":null}`
+	textBadAccept       = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: the Accept header is not a list of media ranges"},"id":null}`
+)
+
+// refuseAccept answers the request of h, whose Accept takes no reply the
+// engine can send (406) or is malformed (400), without reading its body.
+// Event loop only.
+func (h *httpCodec) refuseAccept(c *conn, out []byte) []byte {
+	if h.sse == acceptMalformed {
+		return h.refuseRoute(c, out, http1.StatusBadRequest, reasonBadAccept, textBadAccept, "", "", nil)
+	}
+	body := textNotAcceptable
+	if !c.e.opts.SSE {
+		body = textJSONNotAccepted
+	}
+	return h.refuseRoute(c, out, http1.StatusNotAcceptable, reasonNotAcceptable, body, "", "", nil)
 }

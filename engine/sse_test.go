@@ -166,6 +166,62 @@ func TestSSE_whatEachAcceptGets(t *testing.T) {
 	}
 }
 
+// TestSSE_acceptRefusals: an Accept that takes no reply the engine can
+// send is refused 406, a malformed one 400, each with a JSON-RPC error
+// saying why and before the body is read; the usual spellings of JSON
+// (application/json-rpc, application/*), text/* for the stream, and an
+// empty Accept are served. Calls by GET are checked alike.
+func TestSSE_acceptRefusals(t *testing.T) {
+	tab := sseTable(nil)
+	handler.Register(tab, "price", func(context.Context, []string) (int, error) { return 7, nil }, handler.Inline(), handler.HTTPGet("max-age=5"))
+	_, addr, _ := startEngine(t, tab, engine.WithSSE(true))
+	_, offAddr, _ := startEngine(t, sseTable(nil))
+	const (
+		notAcceptable = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Not Acceptable: the Accept header takes neither application/json nor text/event-stream"},"id":null}`
+		jsonOnly      = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Not Acceptable: the Accept header does not take application/json"},"id":null}`
+		malformed     = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: the Accept header is not a list of media ranges"},"id":null}`
+		add           = `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}`
+		sum           = `{"jsonrpc":"2.0","result":3,"id":2}`
+	)
+	for _, c := range []struct {
+		addr, accept string
+		status       int
+		ct, want     string
+	}{
+		{addr, "text/html", 406, "application/json", notAcceptable},
+		{addr, "text/html, application/json;q=0", 406, "application/json", notAcceptable},
+		{addr, "application/json;q=abc", 400, "application/json", malformed},
+		{addr, "application json", 400, "application/json", malformed},
+		{addr, `application/json;x="open`, 400, "application/json", malformed},
+		{offAddr, "text/event-stream", 406, "application/json", jsonOnly},
+		{addr, "application/json-rpc", 200, "application/json", sum},
+		{addr, "application/jsonrequest, text/plain", 200, "application/json", sum},
+		{addr, "application/*", 200, "application/json", sum},
+		{addr, " , ", 200, "application/json", sum},
+		{addr, "text/*", 200, "text/event-stream", "data: " + sum + "\n\n"},
+		{offAddr, "text/html;q=0.5, */*;q=0.1", 200, "application/json", sum},
+	} {
+		resp := postAccept(t, c.addr, c.accept, add)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != c.status || resp.Header.Get("Content-Type") != c.ct || string(b) != c.want {
+			t.Errorf("Accept %q: %d %s %q, want %d %s %q", c.accept, resp.StatusCode, resp.Header.Get("Content-Type"), b, c.status, c.ct, c.want)
+		}
+	}
+	for accept, status := range map[string]int{"text/html": 406, "a/b;q=7": 400, "application/json": 200} {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/?method=price&id=1&params=%5B%22BTC%22%5D", nil)
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != status {
+			t.Errorf("GET with Accept %q: %d %s, want %d", accept, resp.StatusCode, b, status)
+		}
+	}
+}
+
 // TestSSE_connEndsWithCall: a Conn kept past its call sends nothing: its
 // stream ended with the reply.
 func TestSSE_connEndsWithCall(t *testing.T) {

@@ -13,6 +13,7 @@ const (
 	StatusForbidden            = 403
 	StatusNotFound             = 404
 	StatusMethodNotAllowed     = 405
+	StatusNotAcceptable        = 406 // an Accept that takes no type the server sends
 	StatusRequestTimeout       = 408
 	StatusPayloadTooLarge      = 413 // a body over its limit, or chunk extensions over theirs
 	StatusUnsupportedMediaType = 415
@@ -76,6 +77,8 @@ func statusLine(code int) string {
 		return "HTTP/1.1 404 Not Found\r\n"
 	case StatusMethodNotAllowed:
 		return "HTTP/1.1 405 Method Not Allowed\r\n"
+	case StatusNotAcceptable:
+		return "HTTP/1.1 406 Not Acceptable\r\n"
 	case StatusRequestTimeout:
 		return "HTTP/1.1 408 Request Timeout\r\n"
 	case StatusPayloadTooLarge:
