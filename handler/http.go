@@ -83,11 +83,15 @@ func (h *HTTPHandler) health() (int, string) {
 }
 
 // AuthText is the body of the HTTP refusal of an Authorizer's error err:
-// httprules.TextTokenInURL for ErrTokenInURL, else httprules.ErrorText of its status
-// (AuthStatus).
+// httprules.TextTokenInURL for ErrTokenInURL, an HTTPRefusal's Text,
+// else httprules.ErrorText of its status (AuthStatus).
 func AuthText(err error) string {
 	if errors.Is(err, ErrTokenInURL) {
 		return httprules.TextTokenInURL
+	}
+	var r *HTTPRefusal
+	if errors.As(err, &r) && r.Status >= 400 && r.Status <= 499 {
+		return r.Text
 	}
 	return httprules.ErrorText(AuthStatus(err))
 }

@@ -506,11 +506,29 @@ func GrantsFrom(ctx context.Context) Grants {
 type Authorizer func(m *Meta) (Grants, error)
 
 // AuthStatus returns the HTTP status that answers an Authorizer's
-// error: 401 for ErrUnauthenticated (or an error wrapping it), else
-// 403.
+// error: an HTTPRefusal's own, 401 for ErrUnauthenticated (or an error
+// wrapping it), else 403.
 func AuthStatus(err error) int {
-	if errors.Is(err, ErrUnauthenticated) {
+	var r *HTTPRefusal
+	switch {
+	case errors.As(err, &r) && r.Status >= 400 && r.Status <= 499:
+		return r.Status
+	case errors.Is(err, ErrUnauthenticated):
 		return http.StatusUnauthorized
 	}
 	return http.StatusForbidden
 }
+
+// HTTPRefusal is an Authorizer's refusal of an HTTP request with a
+// status and a text of its own: for a request the Authorizer finds
+// malformed rather than unauthorized (an MCP client's unsupported
+// MCP-Protocol-Version is answered 400). A stream connection refused
+// with one is closed, as for any refusal. Make it once and return the
+// same pointer: a refusal then costs no allocation.
+type HTTPRefusal struct {
+	Status int    // a 4xx status (another is answered 403)
+	Text   string // the body, as text/plain
+}
+
+// Error returns the Text.
+func (r *HTTPRefusal) Error() string { return r.Text }

@@ -248,6 +248,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if c.mcp {
 		mcp.Register(tab) // its names hold a slash: none is the bundled server's
+		// An unsupported MCP-Protocol-Version is refused 400, before the
+		// API keys or JWT are asked.
+		c.engine.Authorize = mcp.CheckProtocolVersion(c.engine.Authorize)
 	}
 	reg := prometheus.NewRegistry()
 	if metricsPath != "" {

@@ -50,7 +50,11 @@
 // answered 204 with no body, which clients take as 202. The server is
 // stateless: it issues no Mcp-Session-Id and needs none, which both SDKs
 // allow; a GET of the endpoint (the optional standalone event stream) is
-// refused 405, which the revision allows. The engine serves every POST
+// refused 405, which the revision allows. The MCP-Protocol-Version
+// header a client sends after initialize is checked by the Authorizer
+// that CheckProtocolVersion makes (jetrpc serve --mcp installs it, in
+// front of its API keys or JWT): an unsupported revision is refused 400
+// Bad Request with the supported ones. The engine serves every POST
 // path with the same table, so with `jetrpc serve --mcp` these methods
 // answer at / too: /mcp is the path clients are given, not a separate
 // table. Their names (with a slash) cannot clash with the bundled
@@ -74,12 +78,12 @@
 // next step and answers the context's error. The progress notifications
 // of one call go out in order, through handler.Notify on the call's
 // handler.Conn; where the transport cannot carry them (handler.ConnFrom
-// is nil, or its CanPush is false, as over HTTP before the engine sends
-// event streams), the countdown runs without them. Over the engine's
-// WebSocket and streams they arrive after the call's reply, not before
-// it: a Conn holds a message sent while requests received before it are
-// running until their replies are written, and the countdown's own call
-// is one of them. resources/read runs on a worker too, so that
+// is nil, or its CanPush is false: a POST whose client does not take an
+// event stream), the countdown runs without them. Over an event stream,
+// and over the engine's WebSocket and streams, they arrive before the
+// call's reply (the call's Conn is a handler.DirectConn there, or the
+// event stream's own).
+// resources/read runs on a worker too, so that
 // copying its megabyte holds no event loop; every other method is
 // inline.
 //
