@@ -4,7 +4,8 @@
 # stateless, JSON replies) serving the same tool, add. Each server runs
 # pinned to core 0, jetrpc bench to core 1, in interleaved rounds; per
 # round: requests/s (bench) and the server's CPU time (user+sys from
-# /proc) per call. Medians at the end.
+# /proc, read around the measured run alone, after a warm-up run) per
+# call. Medians at the end.
 #
 #   bench/scripts/mcpcost.sh [JETRPC_BIN]
 #
@@ -36,11 +37,16 @@ for r in $(seq "$ROUNDS"); do
   for s in $order; do
     pid=$(start "$s")
     sleep 0.5
+    call() { # duration, then bench's own flags
+      local d=$1; shift
+      taskset -c 1 "$BIN" bench -c "$CONNS" -d "$d" -json -method tools/call \
+        -params '{"name":"add","arguments":{"a":1,"b":2}}' \
+        -header 'Accept: application/json, text/event-stream' -header 'MCP-Protocol-Version: 2025-11-25' \
+        "$@" "$(url "$s")" >"$tmp/out.json" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+    }
+    call 1s # warm-up, not counted: the CPU below is the measured calls' alone
     c0=$(cpu "$pid")
-    taskset -c 1 "$BIN" bench -c "$CONNS" -d "${SECS}s" -json -method tools/call \
-      -params '{"name":"add","arguments":{"a":1,"b":2}}' \
-      -header 'Accept: application/json, text/event-stream' -header 'MCP-Protocol-Version: 2025-11-25' \
-      "$(url "$s")" >"$tmp/out.json" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+    call "${SECS}s" -warmup 0
     c1=$(cpu "$pid")
     kill "$pid"; wait "$pid" 2>/dev/null || true
     python3 - "$tmp/out.json" "$s" "$r" "$c0" "$c1" "$ticks" >>"$tmp/rows" <<'PY'
