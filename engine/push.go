@@ -40,11 +40,12 @@ import (
 // mailbox is what workers and pushers hand to a connection's loop. Safe
 // from any goroutine.
 type mailbox struct {
-	mu       sync.Mutex    // guards done, dead, pushHead, pushTail, fresh, lameWake
+	mu       sync.Mutex    // guards done, dead, pushHead, pushTail, directs, fresh, lameWake
 	done     *job          // finished work, newest first
 	dead     bool          // closed: finished work and pushes are dropped
 	pushHead *push         // server messages to send, oldest first
 	pushTail *push         //
+	directs  int           // direct pushes queued (directConn): drainPushes looks past a held one for them
 	fresh    int64         // bytes queued since the queue was last empty and not yet added to the connection's holding (budgetStep)
 	lameWake chan struct{} // set when the connection finishes off its loop (halfclose.go)
 	streams  []*job        // jobs whose reply parts came, oldest first, until their replies end (streamed.go)
@@ -91,7 +92,7 @@ func (m *mailbox) close() (dropped uint64) {
 	list := m.done
 	m.done = nil
 	pushes := m.pushHead
-	m.pushHead, m.pushTail = nil, nil
+	m.pushHead, m.pushTail, m.directs = nil, nil, 0
 	m.mu.Unlock()
 	for list != nil {
 		next := list.next
@@ -147,7 +148,8 @@ func (c *conn) wake(lame chan struct{}) {
 // compressed bytes (prepared.go).
 type push struct {
 	buf     *pool.Buffer
-	barrier uint64 // the last message sent to a worker before it was queued, or 0 (directConn)
+	barrier uint64 // the last message sent to a worker before it was queued; 0 when direct
+	direct  bool   // sent through a directConn: held for no reply, nor by MaxPendingOutput
 	next    *push
 	prep    *handler.Prepared // retained while queued, or nil
 	split   int               // with prep: the length of the prefix in buf
@@ -238,7 +240,9 @@ func (c *conn) enqueue(p *push, ordered bool) error {
 	m := &c.mail
 	if ordered {
 		p.barrier = m.submitted.Load()
-	} // else 0: lower than any message's sequence number
+	} else {
+		p.direct = true // barrier 0: lower than any message's sequence number
+	}
 	n := int64(p.size)
 	m.mu.Lock()
 	if m.dead || m.kill.Load() != 0 || m.shut.Load() {
@@ -268,6 +272,9 @@ func (c *conn) enqueue(p *push, ordered bool) error {
 		m.pushTail.next = p
 	}
 	m.pushTail = p
+	if p.direct {
+		m.directs++
+	}
 	m.queued.Add(n)
 	if m.fresh += n; m.fresh >= budgetStep {
 		// Under the lock: never after release has cleared the holding.
@@ -280,10 +287,19 @@ func (c *conn) enqueue(p *push, ordered bool) error {
 	return nil
 }
 
-// drainPushes writes the queued server messages that may go: those whose
-// barrier has passed, while the client keeps up. Codecs that push call it
-// after each message they serve, so that the server messages queued
-// while it ran go before the replies to later messages. Event loop only.
+// drainPushes writes the queued server messages that may go, oldest
+// first: those whose barrier has passed, while the client keeps up
+// (unsent output under MaxPendingOutput), and every message a method
+// sent through its directConn (direct), whatever the client's unsent
+// output — it must precede its call's reply, and Send bounded it
+// already by MaxPushQueue, whether queued or unsent. A message held
+// stays queued in its place; the direct ones behind it may pass
+// it (no order binds them: a held one waits for another call's reply),
+// and no other can, as barriers only grow along the queue and the
+// unsent output only grows in a pass. Codecs that push call it after
+// each message they serve, so that the server messages queued while it
+// ran go before the replies to later messages; collect calls it before
+// the replies it writes, too. Event loop only.
 func (c *conn) drainPushes(out []byte) []byte {
 	if c.strm != nil {
 		return out // nothing comes between the parts of a streamed reply
@@ -297,9 +313,18 @@ func (c *conn) drainPushes(out []byte) []byte {
 	m := &c.mail
 	var moved int64
 	m.mu.Lock()
-	for p := m.pushHead; p != nil; p = m.pushHead {
-		if p.barrier >= low || unsent+len(out) > limit {
-			break
+	var prev *push // the last one held
+	for p := m.pushHead; p != nil; {
+		next := p.next
+		if !p.direct && (p.barrier >= low || unsent+len(out) > limit) {
+			if m.directs == 0 {
+				break // every one behind is held too
+			}
+			prev, p = p, next // held
+			continue
+		}
+		if p.direct {
+			m.directs--
 		}
 		if p.prep != nil {
 			out = c.pushPrepared(out, p)
@@ -308,16 +333,23 @@ func (c *conn) drainPushes(out []byte) []byte {
 		}
 		c.loop.stats.pushes.Add(1)
 		moved += int64(p.size)
-		m.pushHead = p.next
-		if m.pushHead == nil {
-			m.pushTail = nil
-			// What was queued goes out in this pass: the loop's look at
-			// its end counts it (account), and the steps start again. A
-			// push queued before that look is counted twice at most,
-			// until the next one.
-			m.fresh = 0
+		if prev == nil {
+			m.pushHead = next
+		} else {
+			prev.next = next
+		}
+		if next == nil {
+			m.pushTail = prev
 		}
 		p.release()
+		p = next
+	}
+	if m.pushHead == nil && moved > 0 {
+		// What was queued goes out in this pass: the loop's look at its
+		// end counts it (account), and the steps start again. A push
+		// queued before that look is counted twice at most, until the
+		// next one.
+		m.fresh = 0
 	}
 	if moved > 0 {
 		// From the queue to the output, in Send's count (see the NOTE).

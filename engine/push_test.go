@@ -760,3 +760,36 @@ func TestPush_methodMessagesBeforeItsReply(t *testing.T) {
 		}
 	}
 }
+
+// TestPush_methodMessagesBeforeItsReplyPastPendingOutput: a method's
+// messages precede its reply even when the client reads them slower than
+// they come, past MaxPendingOutput (they are bounded by MaxPushQueue).
+//
+// The reply overtook the last of 1,000 notifications when the unsent output passed the limit (found by bench/peers/cmd/notifyload).
+func TestPush_methodMessagesBeforeItsReplyPastPendingOutput(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	demo.Register(tab)
+	_, tcp, _ := startEngine(t, tab, engine.WithMaxPendingOutput(2<<10))
+	ws := dialWS(t, tcp, nil)
+	st := dialStream(t, "tcp", tcp)
+	for name, tr := range map[string]struct {
+		send func(string)
+		read func() []byte
+	}{
+		"websocket": {func(m string) { _ = ws.WriteMessage(websocket.TextMessage, []byte(m)) }, func() []byte { return wsRead(t, ws) }},
+		"stream":    {func(m string) { st.send(t, []byte(m)) }, func() []byte { return st.line(t) }},
+	} {
+		for round := range 3 {
+			tr.send(`{"jsonrpc":"2.0","method":"countdown","params":{"from":1000,"interval_ms":0},"id":7}`)
+			time.Sleep(20 * time.Millisecond) // the client reads late: the output piles up
+			for i := range 1000 {
+				if n := decodeNote(t, tr.read()); n.Method != "countdown_progress" {
+					t.Fatalf("%s round %d: message %d is not a notification: %+v", name, round, i, n)
+				}
+			}
+			if r := decodeNote(t, tr.read()); string(r.ID) != "7" {
+				t.Fatalf("%s round %d: want the reply after 1,000 notifications, got %+v", name, round, r)
+			}
+		}
+	}
+}

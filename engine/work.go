@@ -261,10 +261,13 @@ func (j *job) Run() {
 // answers the calls whose deadline passed without a reply (answerLate),
 // then writes the server pushes that may go. Event loop only.
 func (c *conn) collect(out []byte) []byte {
-	if c.mail.queued.Load() > 0 { // what the methods sent before their replies (push.go)
+	done := c.mail.takeDone()
+	if c.mail.queued.Load() > 0 {
+		// What the methods sent before they returned goes before their
+		// replies: taken after the replies, so that it is all there.
 		out = c.drainPushes(out)
 	}
-	for j := c.mail.takeDone(); j != nil; {
+	for j := done; j != nil; {
 		next := j.next
 		j.next = nil
 		switch {
