@@ -244,7 +244,7 @@ func (j *job) queuePart(b *pool.Buffer) error {
 func appendEvent(dst, msg []byte) []byte {
 	for {
 		dst = append(dst, "data: "...)
-		i := bytes.IndexAny(msg, "\r\n")
+		i := lineEnd(msg)
 		if i < 0 {
 			dst = append(dst, msg...)
 			return append(dst, "\n\n"...)
@@ -256,6 +256,17 @@ func appendEvent(dst, msg []byte) []byte {
 		}
 		msg = msg[i+1:]
 	}
+}
+
+// lineEnd returns the index of msg's first \r or \n, or -1: two
+// vectorised scans, as a message rarely has either (bytes.IndexAny
+// builds its set on every call).
+func lineEnd(msg []byte) int {
+	n := bytes.IndexByte(msg, '\n')
+	if r := bytes.IndexByte(msg, '\r'); r >= 0 && (n < 0 || r < n) {
+		return r
+	}
+	return n
 }
 
 // appendEventChunk appends the reply body as an event of a chunked
@@ -278,6 +289,9 @@ func appendEventChunk(out, body []byte, end bool) []byte {
 // eventLen is the length appendEvent makes of msg.
 func eventLen(msg []byte) int {
 	n := len("data: ") + len(msg) + len("\n\n")
+	if lineEnd(msg) < 0 {
+		return n // one line: the usual
+	}
 	for i := 0; i < len(msg); i++ {
 		switch msg[i] {
 		case '\r':

@@ -53,8 +53,9 @@ import (
 // replyStream is the streamed reply of a job.
 type replyStream struct {
 	listed atomic.Bool // a part came: the job is in its mailbox's streams until its reply ends; cleared by release
-	mu     sync.Mutex  // guards parts, bytes, gone
-	parts  []*pool.Buffer
+	mu     sync.Mutex  // guards parts, head, bytes, gone
+	parts  []*pool.Buffer // parts[head:] are queued; those before head were taken (nil)
+	head   int
 	bytes  int           // the bytes of parts
 	gone   bool          // the connection closed: parts are refused
 	room   chan struct{} // signalled when parts are taken or the stream is gone; made on the job's first stream, kept in its pool
@@ -106,6 +107,14 @@ func (j *job) SendPart(part []byte) error {
 // pushLocked queues b, a part, and counts it in the mailbox's queued
 // bytes before the loop can take it. Under rs.mu.
 func (rs *replyStream) pushLocked(m *mailbox, b *pool.Buffer) {
+	if len(rs.parts) == cap(rs.parts) && rs.head > 0 && rs.head >= len(rs.parts)/2 {
+		// Full, half of it taken: the queued parts move to the front
+		// (else append doubles it); each part moves once at most per
+		// part taken, on average.
+		n := copy(rs.parts, rs.parts[rs.head:])
+		clear(rs.parts[n:])
+		rs.parts, rs.head = rs.parts[:n], 0
+	}
 	rs.parts = append(rs.parts, b)
 	rs.bytes += len(b.B)
 	m.queued.Add(int64(len(b.B)))
@@ -145,7 +154,7 @@ func (j *job) listStreamGrown(n int64) error {
 func (rs *replyStream) endedNow() bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	return rs.ended && len(rs.parts) == 0
+	return rs.ended && len(rs.parts) == rs.head
 }
 
 // goneStream refuses the job's further parts and wakes its producer.
@@ -168,10 +177,10 @@ func (rs *replyStream) signal() {
 // reset drops the stream's parts and state, for the job's next use. The
 // job's producer has returned.
 func (rs *replyStream) reset() {
-	for i, b := range rs.parts {
+	for _, b := range rs.parts[rs.head:] {
 		pool.Responses.Put(b)
-		rs.parts[i] = nil
 	}
+	clear(rs.parts)
 	if rs.room != nil {
 		select { // a signal left from the last stream
 		case <-rs.room:
@@ -179,7 +188,7 @@ func (rs *replyStream) reset() {
 		}
 	}
 	rs.listed.Store(false)
-	rs.parts, rs.bytes, rs.gone, rs.sseHeld, rs.ended, rs.sseDone, rs.replied = rs.parts[:0], 0, false, false, false, false, false
+	rs.parts, rs.head, rs.bytes, rs.gone, rs.sseHeld, rs.ended, rs.sseDone, rs.replied = rs.parts[:0], 0, 0, false, false, false, false, false
 	rs.done, rs.begun, rs.deflate, rs.crc, rs.size = false, false, false, 0, 0
 }
 
@@ -297,18 +306,20 @@ func (c *conn) writeParts(out []byte, j *job, all bool) []byte {
 	}
 	for all || !c.mustPause(unsent+len(out)) {
 		rs.mu.Lock()
-		if len(rs.parts) == 0 {
+		if len(rs.parts) == rs.head {
+			rs.parts, rs.head = rs.parts[:0], 0
 			rs.mu.Unlock()
 			break
 		}
-		b := rs.parts[0]
+		b := rs.parts[rs.head]
 		if !all && unsent+len(out) > 0 && unsent+len(out)+len(b.B) > window {
 			rs.mu.Unlock()
 			break // it would not fit the window: the client reads first
 		}
-		copy(rs.parts, rs.parts[1:])
-		rs.parts[len(rs.parts)-1] = nil
-		rs.parts = rs.parts[:len(rs.parts)-1]
+		rs.parts[rs.head] = nil
+		if rs.head++; rs.head == len(rs.parts) {
+			rs.parts, rs.head = rs.parts[:0], 0
+		}
 		rs.bytes -= len(b.B)
 		c.mail.queued.Add(-int64(len(b.B)))
 		rs.mu.Unlock()

@@ -176,9 +176,10 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 	case JSONAppender:
 		return x.AppendJSON(dst)
 	}
-	var enc []byte
-	if err := encoder.EncodeInto(&enc, v, sonicOptions); err != nil {
+	scratch := pool.Responses.Get() // sonic's buffer: encoding into dst would move dst to the heap
+	defer pool.Responses.Put(scratch)
+	if err := encoder.EncodeInto(&scratch.B, v, sonicOptions); err != nil {
 		return dst, err
 	}
-	return append(dst, enc...), nil
+	return append(dst, scratch.B...), nil
 }
