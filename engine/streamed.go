@@ -52,8 +52,8 @@ import (
 
 // replyStream is the streamed reply of a job.
 type replyStream struct {
-	listed atomic.Bool // a part came: the job is in its mailbox's streams until its reply ends; cleared by release
-	mu     sync.Mutex  // guards parts, head, bytes, gone
+	listed atomic.Bool    // a part came: the job is in its mailbox's streams until its reply ends; cleared by release
+	mu     sync.Mutex     // guards parts, head, bytes, gone
 	parts  []*pool.Buffer // parts[head:] are queued; those before head were taken (nil)
 	head   int
 	bytes  int           // the bytes of parts
