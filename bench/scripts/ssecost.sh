@@ -9,14 +9,17 @@
 # the measured run alone, after a warm-up run) per notification. Medians
 # at the end.
 #
-#   bench/scripts/ssecost.sh [JETRPC_BIN]
+#   bench/scripts/ssecost.sh [JETRPC_BIN [OLD_BIN]]
+#
+# With OLD_BIN, both binaries serve (each pinned to core 0, on its own
+# port) and the rounds interleave them: "new" and "old" rows.
 #
 #   ROUNDS (default 4), SECS (default 3), CONNS (default 4), N (default 1000)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-4} SECS=${SECS:-3} CONNS=${CONNS:-4} N=${N:-1000}
 tmp=$(mktemp -d)
-trap 'pkill -f "127.0.0.1:18695" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap 'pkill -f "127.0.0.1:1869[57]" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 BIN=${1:-}
 if [ -z "$BIN" ]; then
   go build -o "$tmp/jetrpc" ./cmd/jetrpc
@@ -25,35 +28,46 @@ fi
 (cd bench/peers && go build -o "$tmp/notifyload" ./cmd/notifyload)
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
+OLD=${2:-}
 taskset -c 0 "$BIN" serve --listen 127.0.0.1:18695 >"$tmp/serve.log" 2>&1 &
-pid=$!
+pids=(new:$!:18695)
+if [ -n "$OLD" ]; then
+  taskset -c 0 "$OLD" serve --listen 127.0.0.1:18697 >"$tmp/old.log" 2>&1 &
+  pids+=(old:$!:18697)
+fi
 sleep 0.5
-load() { # mode duration
-  taskset -c 1 "$tmp/notifyload" -mode "$1" -c "$CONNS" -n "$N" -d "$2" http://127.0.0.1:18695/ >"$tmp/out.json" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+load() { # mode duration port
+  taskset -c 1 "$tmp/notifyload" -mode "$1" -c "$CONNS" -n "$N" -d "$2" "http://127.0.0.1:$3/" >"$tmp/out.json" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 }
-echo "mode  round  notifications/s  server CPU ns/notification"
+echo "binary mode  round  notifications/s  server CPU ns/notification"
 for r in $(seq "$ROUNDS"); do
-  order="sse ws"
-  [ $((r % 2)) -eq 0 ] && order="ws sse"
-  for m in $order; do
-    load "$m" 1s # warm-up, not counted
+  combos=()
+  for b in "${pids[@]}"; do combos+=("$b:sse" "$b:ws"); done
+  [ $((r % 2)) -eq 0 ] && combos=($(printf '%s\n' "${combos[@]}" | tac))
+  for c in "${combos[@]}"; do
+    IFS=: read -r name pid port m <<<"$c"
+    load "$m" 1s "$port" # warm-up, not counted
     c0=$(cpu "$pid")
-    load "$m" "${SECS}s"
+    load "$m" "${SECS}s" "$port"
     c1=$(cpu "$pid")
-    python3 - "$tmp/out.json" "$m" "$r" "$c0" "$c1" "$ticks" >>"$tmp/rows" <<'PY'
+    python3 - "$tmp/out.json" "$name" "$m" "$r" "$c0" "$c1" "$ticks" >>"$tmp/rows" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 n = d["notifications"]
-cpu_ns = (float(sys.argv[5]) - float(sys.argv[4])) / float(sys.argv[6]) * 1e9
-print(sys.argv[2], sys.argv[3], round(d["notifications_per_sec"]), round(cpu_ns / max(n, 1), 1))
+cpu_ns = (float(sys.argv[6]) - float(sys.argv[5])) / float(sys.argv[7]) * 1e9
+print(sys.argv[2], sys.argv[3], sys.argv[4], round(d["notifications_per_sec"]), round(cpu_ns / max(n, 1), 1))
 PY
     tail -1 "$tmp/rows"
   done
 done
-kill "$pid"; wait "$pid" 2>/dev/null || true
+for b in "${pids[@]}"; do kill "$(cut -d: -f2 <<<"$b")" 2>/dev/null || true; done
+wait 2>/dev/null || true
 echo "medians:"
-for m in sse ws; do
-  rate=$(grep "^$m " "$tmp/rows" | awk '{print $3}' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-  ns=$(grep "^$m " "$tmp/rows" | awk '{print $4}' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-  echo "  $m: $rate notifications/s, $ns ns of server CPU per notification"
+for b in "${pids[@]}"; do
+  name=${b%%:*}
+  for m in sse ws; do
+    rate=$(grep "^$name $m " "$tmp/rows" | awk '{print $4}' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+    ns=$(grep "^$name $m " "$tmp/rows" | awk '{print $5}' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+    echo "  $name $m: $rate notifications/s, $ns ns of server CPU per notification"
+  done
 done
