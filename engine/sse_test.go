@@ -136,6 +136,53 @@ func TestSSE_eventsBeforeReply(t *testing.T) {
 	}
 }
 
+// TestSSE_batchIsOneStream: a batch asked for an event stream is one
+// stream: the events its elements send, each element's in its order,
+// then the array of its replies as one event. A batch that sends
+// nothing answers JSON.
+func TestSSE_batchIsOneStream(t *testing.T) {
+	_, addr, _ := startEngine(t, sseTable(nil), engine.WithSSE(true))
+	resp := postAccept(t, addr, "application/json, text/event-stream",
+		`[{"jsonrpc":"2.0","method":"progress","params":[2],"id":"a"},{"jsonrpc":"2.0","method":"add","params":[1,2],"id":"b"},{"jsonrpc":"2.0","method":"progress","params":[3],"id":"c"}]`)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	events := sseEvents(t, resp.Body)
+	if len(events) != 2+1+3+1+1 { // 2 and 3 progress events, a log each, the array
+		t.Fatalf("%d events: %q", len(events), events)
+	}
+	last := map[int]int{} // an element's last progress seen, by total
+	for _, e := range events[:len(events)-1] {
+		var n struct {
+			Method string
+			Params struct{ Progress, Total int }
+		}
+		if err := json.Unmarshal([]byte(e), &n); err != nil {
+			t.Fatalf("%v: %q", err, e)
+		}
+		if n.Method == "log" {
+			continue
+		}
+		if n.Method != "notifications/progress" || n.Params.Progress != last[n.Params.Total]+1 {
+			t.Fatalf("event out of order: %q after %v", e, last)
+		}
+		last[n.Params.Total] = n.Params.Progress
+	}
+	if last[2] != 2 || last[3] != 3 {
+		t.Fatalf("progress of each element: %v", last)
+	}
+	var replies []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(events[len(events)-1]), &replies); err != nil || len(replies) != 3 ||
+		string(replies[0]["id"]) != `"a"` || string(replies[1]["result"]) != "3" || string(replies[2]["id"]) != `"c"` {
+		t.Fatalf("the last event is not the batch's replies: %v %q", err, events[len(events)-1])
+	}
+	resp = postAccept(t, addr, "application/json, text/event-stream", `[{"jsonrpc":"2.0","method":"quiet","id":1},{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}]`)
+	b, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" || string(b) != `[{"jsonrpc":"2.0","result":"hush","id":1},{"jsonrpc":"2.0","result":3,"id":2}]` {
+		t.Fatalf("a batch that sends nothing: %s %s", ct, b)
+	}
+}
+
 // TestSSE_whatEachAcceptGets: a call that sends nothing gets JSON when
 // JSON is taken too, one event when only the stream is; an inline call
 // likewise; without the stream in Accept, or with SSE off, a call's
