@@ -330,3 +330,34 @@ func TestCancel_batchElementsAreNotCancelled(t *testing.T) {
 		t.Errorf("reply %s, want %s", got, want)
 	}
 }
+
+// BenchmarkCancel_clientGoneToDone measures how long a method waits,
+// after its HTTP client closes its connection, to see its context done:
+// close-to-done/op is the mean, max-close-to-done the longest (the
+// tests assert no time; this is where it is measured).
+func BenchmarkCancel_clientGoneToDone(b *testing.B) {
+	w := newWaiter()
+	_, tcp, _ := startEngine(b, w.table())
+	msg := []byte(post(`{"jsonrpc":"2.0","method":"wait","params":{"n":"1"},"id":1}`, ""))
+	var total, longest time.Duration
+	for b.Loop() {
+		c, err := net.Dial("tcp", tcp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		<-w.started
+		start := time.Now()
+		_ = c.Close()
+		if err := <-w.done; err != context.Canceled {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		total += d
+		longest = max(longest, d)
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "close-to-done-ns/op")
+	b.ReportMetric(float64(longest.Nanoseconds()), "max-close-to-done-ns")
+}
