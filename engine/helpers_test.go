@@ -12,7 +12,6 @@ package engine_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 )
@@ -49,16 +49,7 @@ func startEngine(t testing.TB, tab *handler.Table, opts ...engine.Option) (*engi
 		demo.Register(tab)
 	}
 	sock := filepath.Join(t.TempDir(), "rpc.sock")
-	opts = append([]engine.Option{engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+sock), engine.WithLogger(quiet())}, opts...)
-	e := engine.New(tab, opts...)
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
+	e, _ := enginetest.Start(t, tab, append([]engine.Option{engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+sock)}, opts...)...)
 	addrs := e.Addrs()
 	return e, addrs[0].String(), addrs[1].String()
 }

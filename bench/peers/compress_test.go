@@ -7,16 +7,15 @@ package peers
 // inflated them) and equal to what was sent.
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 )
@@ -37,17 +36,9 @@ func TestGeth_HTTPCompressed(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
 	tab := handler.NewTable(handler.WithLogger(quiet))
 	demo.Register(tab)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet), engine.WithCompression("gzip", "zstd"))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
+	_, addr := enginetest.Start(t, tab, engine.WithCompression("gzip", "zstd"))
 	var inflated inflatedCounter
-	c, err := rpc.DialOptions(ctx(t), "http://"+e.Addrs()[0].String(), rpc.WithHTTPClient(&http.Client{Transport: &inflated}))
+	c, err := rpc.DialOptions(ctx(t), "http://"+addr, rpc.WithHTTPClient(&http.Client{Transport: &inflated}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ package peers
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/topics"
 )
@@ -50,16 +50,8 @@ func TestNodeWS_topicFanOutCompressedOnce(t *testing.T) {
 	tab := handler.NewTable(handler.WithLogger(quiet))
 	hub := topics.New(nil, quiet)
 	topics.Register(tab, "topic", hub)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet), engine.WithWSCompression(true))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	url := "ws://" + e.Addrs()[0].String() + "/"
+	_, addr := enginetest.Start(t, tab, engine.WithWSCompression(true))
+	url := "ws://" + addr + "/"
 	messages := []string{
 		`{"book":[` + strings.Repeat(`{"price":101.25,"size":300,"side":"bid"},`, 50) + `{}]}`,
 		`{"rows":[` + strings.Repeat(`{"id":12345,"name":"row","tags":["a","b"]},`, 4700) + `{}]}`,

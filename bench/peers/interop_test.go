@@ -19,6 +19,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/sourcegraph/jsonrpc2"
@@ -40,16 +41,8 @@ func serveTable(t *testing.T, opts ...engine.Option) (tab *handler.Table, tcpAdd
 	tab = handler.NewTable(handler.WithLogger(quiet))
 	demo.Register(tab)
 	unixPath = filepath.Join(t.TempDir(), "jetrpc.ipc")
-	e := engine.New(tab, append([]engine.Option{engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+unixPath), engine.WithLogger(quiet)}, opts...)...)
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return tab, e.Addrs()[0].String(), unixPath
+	_, addr := enginetest.Start(t, tab, append([]engine.Option{engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+unixPath)}, opts...)...)
+	return tab, addr, unixPath
 }
 
 func ctx(t *testing.T) context.Context {
@@ -279,16 +272,8 @@ func serveEth(t *testing.T) (tab *handler.Table, tcpAddr, unixPath string) {
 		}),
 	}, handler.Inline())
 	unixPath = filepath.Join(t.TempDir(), "jetrpc.ipc")
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+unixPath), engine.WithLogger(quiet))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return tab, e.Addrs()[0].String(), unixPath
+	_, addr := enginetest.Start(t, tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+unixPath))
+	return tab, addr, unixPath
 }
 
 // ethHead and ethLog are the results of serveEth's notifications.

@@ -25,6 +25,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/gorilla/websocket"
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
 	"github.com/jetrpc/jetrpc/handler/demo"
@@ -69,19 +70,8 @@ func serveJWT(t *testing.T, secret [32]byte, grants handler.Grants) (*handler.Ta
 		}()
 		return nil
 	}, admin, handler.Inline())
-	e := engine.New(tab,
-		engine.WithAddrs("tcp://127.0.0.1:0"),
-		engine.WithAuthorize(auth.NewJWT(secret[:], grants).Authorize),
-		engine.WithLogger(quiet))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return tab, e.Addrs()[0].String()
+	_, addr := enginetest.Start(t, tab, engine.WithAuthorize(auth.NewJWT(secret[:], grants).Authorize))
+	return tab, addr
 }
 
 // newJWTSecret returns a random secret of auth.JWTSecretLength bytes, as

@@ -20,6 +20,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/idempotency"
 )
@@ -41,20 +42,11 @@ func engineServer(t *testing.T) (addr string, runs *atomic.Int32, started, gate 
 		return fmt.Sprintf("receipt-%d", n), nil
 	})
 	tab.Use(idempotency.New(idempotency.Options{Key: idempotency.HeaderOrParamKey(idempotency.DefaultHeader, "key")}).Intercept)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(slog.New(slog.DiscardHandler)),
-		engine.WithAuthorize(func(m *handler.Meta) (handler.Grants, error) {
-			m.Principal = strings.Clone(m.Header("X-User"))
-			return nil, nil
-		}))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return e.Addrs()[0].String(), runs, started, gate
+	_, addr = enginetest.Start(t, tab, engine.WithAuthorize(func(m *handler.Meta) (handler.Grants, error) {
+		m.Principal = strings.Clone(m.Header("X-User"))
+		return nil, nil
+	}))
+	return addr, runs, started, gate
 }
 
 func waitStarted(t *testing.T, started chan struct{}) {

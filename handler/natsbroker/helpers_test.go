@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/natsbroker"
@@ -82,16 +83,8 @@ func startNode(t *testing.T, srv *server.Server, name string) *node {
 	tab := handler.NewTable()
 	demo.Register(tab)
 	demo.RegisterTopics(tab, tp)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLoops(2))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return &node{broker: b, topics: tp, logs: logs, addr: e.Addrs()[0].String()}
+	_, addr := enginetest.Start(t, tab, engine.WithLoops(2))
+	return &node{broker: b, topics: tp, logs: logs, addr: addr}
 }
 
 // message is one JSON-RPC message a client receives: a reply or a

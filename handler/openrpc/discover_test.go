@@ -15,9 +15,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
 	"github.com/jetrpc/jetrpc/handler/demo"
@@ -312,16 +312,8 @@ func serveDiscover(t *testing.T, opts ...openrpc.Option) string {
 		t.Fatal(err)
 	}
 	keys := auth.NewKeys(map[string]handler.Grants{adminKey: {"admin"}, userKey: nil})
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet()), engine.WithAuthorize(keys.Authorize))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return "http://" + e.Addrs()[0].String() + "/"
+	_, addr := enginetest.Start(t, tab, engine.WithAuthorize(keys.Authorize))
+	return "http://" + addr + "/"
 }
 
 // discoverAs posts rpc.discover to url with the API key key and returns

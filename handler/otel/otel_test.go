@@ -14,9 +14,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	jotel "github.com/jetrpc/jetrpc/handler/otel"
 	"github.com/jetrpc/jetrpc/handler/stats"
@@ -409,16 +409,8 @@ func TestTracer_allocsSampled(t *testing.T) {
 // attributes.
 func TestTracer_engineHTTP(t *testing.T) {
 	h := newHarness(t, jotel.Options{})
-	e := engine.New(h.tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLoops(1))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	}()
-	url := "http://" + e.Addrs()[0].String() + "/"
+	_, addr := enginetest.Start(t, h.tab, engine.WithLoops(1))
+	url := "http://" + addr + "/"
 	for _, tp := range []string{sampledTP, unsampledTP, ""} {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}`))
 		req.Header.Set("Content-Type", "application/json")

@@ -1,15 +1,12 @@
 package mcp_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo/mcp"
 )
@@ -60,36 +57,20 @@ func TestCheckProtocolVersion_asksNextAboutSupportedRevisions(t *testing.T) {
 // MCP-Protocol-Version 400 with the supported revisions, and serves the
 // supported ones and requests without the header.
 func TestCheckProtocolVersion_overHTTP(t *testing.T) {
-	tab := handler.NewTable(handler.WithLogger(slog.New(slog.DiscardHandler)))
+	tab := handler.NewTable()
 	mcp.Register(tab)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(slog.New(slog.DiscardHandler)),
-		engine.WithAuthorize(mcp.CheckProtocolVersion(nil)))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	url := "http://" + e.Addrs()[0].String() + mcp.Path
+	_, addr := enginetest.Start(t, tab, engine.WithAuthorize(mcp.CheckProtocolVersion(nil)))
+	url := "http://" + addr + mcp.Path
 	for version, want := range map[string]string{
 		"":           `{"jsonrpc":"2.0","result":{},"id":1}`,
 		"2025-06-18": `{"jsonrpc":"2.0","result":{},"id":1}`,
 		"2024-11-05": "Bad Request: Unsupported protocol version (supported versions: 2025-11-25,2025-06-18,2025-03-26)",
 	} {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","method":"ping","id":1}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		header := []string{"Accept: application/json, text/event-stream"}
 		if version != "" {
-			req.Header.Set("MCP-Protocol-Version", version)
+			header = append(header, "MCP-Protocol-Version: "+version)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := enginetest.Post(t, url, `{"jsonrpc":"2.0","method":"ping","id":1}`, header...)
 		status := http.StatusOK
 		if strings.HasPrefix(want, "Bad") {
 			status = http.StatusBadRequest

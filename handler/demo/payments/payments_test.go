@@ -19,6 +19,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/auth"
 	"github.com/jetrpc/jetrpc/handler/demo/payments"
@@ -38,17 +39,8 @@ func start(t *testing.T) (*payments.Service, string) {
 	svc := payments.New(map[string]int64{"ann": 100, "bob": 0}, topics.New(nil, quiet), quiet)
 	svc.Register(tab)
 	keys := auth.NewKeys(map[string]handler.Grants{writerKey: {"write"}})
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet),
-		engine.WithAuthorize(keys.Authorize), engine.WithAuthOptional(true), engine.WithReady(svc.Ready))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return svc, e.Addrs()[0].String()
+	_, addr := enginetest.Start(t, tab, engine.WithAuthorize(keys.Authorize), engine.WithAuthOptional(true), engine.WithReady(svc.Ready))
+	return svc, addr
 }
 
 // post sends one call over HTTP with the headers, and returns the status
