@@ -13,16 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-4} SECS=${SECS:-3} CONNS=${CONNS:-8}
-tmp=$(mktemp -d)
-trap 'pkill -f "127.0.0.1:1869[23]" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-BIN=${1:-}
-if [ -z "$BIN" ]; then
-  go build -o "$tmp/jetrpc" ./cmd/jetrpc
-  BIN=$tmp/jetrpc
-fi
+PORTS=1869[23]
+. bench/scripts/cost.sh
 (cd bench/peers && go build -o "$tmp/mcpsdk" ./cmd/mcpsdk)
-ticks=$(getconf CLK_TCK)
-cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
 start() { # name → pid
   case $1 in
   jetrpc) taskset -c 0 "$BIN" serve --listen 127.0.0.1:18692 --mcp >"$tmp/jetrpc.log" 2>&1 & echo $! ;;
@@ -63,7 +56,7 @@ PY
 done
 echo "medians:"
 for s in jetrpc gosdk; do
-  rps=$(grep "^$s " "$tmp/rows" | awk '{print $3}' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-  cpu=$(grep "^$s " "$tmp/rows" | awk '{print $4}' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+  rps=$(grep "^$s " "$tmp/rows" | awk '{print $3}' | median)
+  cpu=$(grep "^$s " "$tmp/rows" | awk '{print $4}' | median)
   echo "  $s: $rps calls/s, $cpu µs of server CPU per call"
 done

@@ -18,16 +18,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-4} SECS=${SECS:-3} CONNS=${CONNS:-4} N=${N:-1000}
-tmp=$(mktemp -d)
-trap 'pkill -f "127.0.0.1:1869[57]" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-BIN=${1:-}
-if [ -z "$BIN" ]; then
-  go build -o "$tmp/jetrpc" ./cmd/jetrpc
-  BIN=$tmp/jetrpc
-fi
+PORTS=1869[57]
+. bench/scripts/cost.sh
 (cd bench/peers && go build -o "$tmp/notifyload" ./cmd/notifyload)
-ticks=$(getconf CLK_TCK)
-cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
 OLD=${2:-}
 taskset -c 0 "$BIN" serve --listen 127.0.0.1:18695 >"$tmp/serve.log" 2>&1 &
 pids=(new:$!:18695)
@@ -66,8 +59,8 @@ echo "medians:"
 for b in "${pids[@]}"; do
   name=${b%%:*}
   for m in sse ws; do
-    rate=$(grep "^$name $m " "$tmp/rows" | awk '{print $4}' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-    ns=$(grep "^$name $m " "$tmp/rows" | awk '{print $5}' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+    rate=$(grep "^$name $m " "$tmp/rows" | awk '{print $4}' | median)
+    ns=$(grep "^$name $m " "$tmp/rows" | awk '{print $5}' | median)
     echo "  $name $m: $rate notifications/s, $ns ns of server CPU per notification"
   done
 done
