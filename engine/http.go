@@ -354,12 +354,7 @@ func (h *httpCodec) call(c *conn, out, msg []byte) []byte {
 	}
 	r := &h.req
 	keep, tag := h.replyTag(c)
-	switch h.sse {
-	case sseMay:
-		tag |= tagSSE
-	case sseOnly:
-		tag |= tagSSE | tagSSEOnly
-	}
+	tag |= sseTag(h.sse)
 	mark := len(out)
 	digits := lengthDigits(c.loop.guess.n)
 	if c.e.comp.on() {
@@ -539,7 +534,7 @@ func (h *httpCodec) reply(c *conn, out []byte, j *job) []byte {
 				out = c.closeAfterFlush(out, closeStopping)
 			}
 			cors := j.cors
-			if get != nil {
+			if get != nil && j.tag&tagSSE == 0 { // an event stream is no-cache
 				cors = h.getLines(cors, get.lineFor(j.out))
 			}
 			switch {

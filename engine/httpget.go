@@ -10,7 +10,9 @@ package engine
 // metrics, access log) inline or on a worker. Its reply is held in the
 // connection's reply order as any other; its head carries the method's
 // Cache-Control when the reply is a result, no-store when it is an
-// error (getLines).
+// error (getLines). A GET whose Accept takes text/event-stream (a
+// browser's EventSource) is answered as a POST that does (sse.go): an
+// event stream, no-cache, that carries a subscription's notifications.
 //
 // The rule: a GET is a call when the engine has a method marked HTTPGet,
 // its target's query has a method parameter, its path is neither the
@@ -186,6 +188,7 @@ func (h *httpCodec) getCall(c *conn, out []byte) []byte {
 func (h *httpCodec) runGet(c *conn, out, msg []byte, gm *getMethod) []byte {
 	r := &h.req
 	keep, tag := h.replyTag(c)
+	tag |= sseTag(h.sse) // an EventSource: a subscription's notifications follow its reply
 	body := pool.Responses.Get()
 	var j *job
 	body.B, j, _ = c.run(body.B[:0], msg, tag)
@@ -195,7 +198,9 @@ func (h *httpCodec) runGet(c *conn, out, msg []byte, gm *getMethod) []byte {
 	} else {
 		mark := len(out)
 		lines := h.getLines(h.corsLines, gm.lineFor(body.B))
-		if c.e.comp.on() {
+		if tag&tagSSEOnly != 0 {
+			out = appendSSEReply(out, body.B, keep, r.Minor, h.corsLines) // an event stream is no-cache
+		} else if c.e.comp.on() {
 			out = c.appendCodedReply(out, body.B, h.enc, keep, r.Minor, lines)
 		} else {
 			out = appendReply(out, body.B, keep, r.Minor, lines)

@@ -83,6 +83,18 @@ func acceptOf(v []byte, sse bool) uint8 {
 	return acceptNothing
 }
 
+// sseTag returns the reply tag bits of a request that takes its reply
+// as sse says (acceptOf).
+func sseTag(sse uint8) uint8 {
+	switch sse {
+	case sseMay:
+		return tagSSE
+	case sseOnly:
+		return tagSSE | tagSSEOnly
+	}
+	return 0
+}
+
 // sseHeadLines are the lines of an event stream's head after its
 // status, date and CORS lines.
 const sseHeadLines = "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"

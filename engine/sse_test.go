@@ -183,6 +183,88 @@ func TestSSE_batchIsOneStream(t *testing.T) {
 	}
 }
 
+// TestSSE_GETSubscription: a subscribe method marked HTTPGet, called by
+// GET with Accept: text/event-stream as EventSource sends it, answers
+// an event stream (no-cache, whatever the method's Cache-Control): its
+// id as the first event, then its notifications, until the client
+// closes it, which ends the subscription. Without the stream in Accept
+// it answers a JSON error, as a POST does.
+func TestSSE_GETSubscription(t *testing.T) {
+	tab := handler.NewTable(handler.WithLogger(quiet()))
+	stop := make(chan struct{})
+	defer close(stop)
+	handler.RegisterSubscription(tab, "tick", func(_ context.Context, p [1]int, sub *handler.Subscription) error {
+		go func() {
+			for n := 1; ; n++ {
+				select {
+				case <-sub.Context().Done():
+					return
+				case <-stop:
+					return
+				case <-time.After(time.Duration(p[0]) * time.Millisecond):
+				}
+				if sub.Notify(n) != nil {
+					return
+				}
+			}
+		}()
+		return nil
+	}, handler.HTTPGet("max-age=60"))
+	_, addr, _ := startEngine(t, tab, engine.WithSSE(true))
+	url := "http://" + addr + "/events?method=tick_subscribe&id=7&params=%5B5%5D"
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+	}
+	r := bufio.NewReader(resp.Body)
+	var id string
+	for n := 0; n < 4; {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: ")
+		if !ok {
+			continue
+		}
+		if n == 0 {
+			var reply struct {
+				Result string
+				ID     int
+			}
+			if err := json.Unmarshal([]byte(data), &reply); err != nil || reply.Result == "" || reply.ID != 7 {
+				t.Fatalf("the subscribe reply: %q", data)
+			}
+			id = reply.Result
+		} else if want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"tick_subscription","params":{"subscription":%q,"result":%d}}`, id, n); data != want {
+			t.Fatalf("notification %d: %s, want %s", n, data, want)
+		}
+		n++
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for tab.Subscriptions("tick") != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := tab.Subscriptions("tick"); n != 0 {
+		t.Errorf("%d subscriptions after the client closed its stream", n)
+	}
+	resp2, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	if resp2.Header.Get("Content-Type") != "application/json" || resp2.Header.Get("Cache-Control") != "no-store" || !strings.Contains(string(b), `"error"`) {
+		t.Errorf("a GET that takes JSON: %v %s", resp2.Header, b)
+	}
+}
+
 // TestSSE_whatEachAcceptGets: a call that sends nothing gets JSON when
 // JSON is taken too, one event when only the stream is; an inline call
 // likewise; without the stream in Accept, or with SSE off, a call's

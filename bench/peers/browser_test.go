@@ -75,6 +75,10 @@ type pageResult struct {
 			Rest        string            `json:"rest"`
 		} `json:"events"`
 	} `json:"http"`
+	EventSource struct {
+		Data  []json.RawMessage `json:"data"`
+		Error *jsError          `json:"error"`
+	} `json:"eventsource"`
 	WS struct {
 		Protocol    string   `json:"protocol"`
 		Add         rpcReply `json:"add"`
@@ -134,6 +138,33 @@ func checkEvents(t *testing.T, r pageResult, raw []byte) {
 	}
 	if !ok {
 		t.Errorf("countdown as an event stream through fetch: %+v, want %q\n%s", e, want, raw)
+	}
+}
+
+// checkEventSource checks that an EventSource read clock_subscribe [20]
+// called by GET: the subscribe reply (id 9, a subscription id), then
+// notifications counting 1, 2, 3.
+func checkEventSource(t *testing.T, r pageResult, raw []byte) {
+	t.Helper()
+	e := r.EventSource
+	if e.Error != nil || len(e.Data) != 4 {
+		t.Fatalf("EventSource on clock_subscribe: %+v\n%s", e, raw)
+	}
+	var reply struct {
+		Result string `json:"result"`
+		ID     int    `json:"id"`
+	}
+	if err := json.Unmarshal(e.Data[0], &reply); err != nil || reply.Result == "" || reply.ID != 9 {
+		t.Errorf("EventSource's first event is not the subscribe reply: %s\n%s", e.Data[0], raw)
+	}
+	for i, d := range e.Data[1:] {
+		var n struct {
+			Method string    `json:"method"`
+			Params clockNote `json:"params"`
+		}
+		if err := json.Unmarshal(d, &n); err != nil || n.Method != "clock_subscription" || n.Params.Subscription != reply.Result || n.Params.Result != int64(i+1) {
+			t.Errorf("EventSource notification %d: %s\n%s", i+1, d, raw)
+		}
 	}
 }
 
@@ -440,7 +471,8 @@ func pageURL(origin, httpURL, wsURL string) string {
 // subprotocols both work. Without --cors the browser refuses the fetch
 // (CORS) but not the WebSocket, which CORS does not cover and the server
 // then opens to any origin. With --cors naming only some other origin,
-// the server refuses the page's WebSocket too.
+// the server refuses the page's WebSocket too. An EventSource reads a
+// subscription by GET from a server without keys.
 func TestBrowser(t *testing.T) {
 	browser := findBrowser(t)
 	bin := buildJetrpc(t)
@@ -464,6 +496,15 @@ func TestBrowser(t *testing.T) {
 		if add := httpResult[int](t, "fetch add", r.HTTP.Add, raw); add != 3 {
 			t.Errorf("fetch add [1,2] = %d, want 3\n%s", add, raw)
 		}
+	})
+
+	t.Run("eventsource", func(t *testing.T) {
+		// EventSource sends no Authorization: a server without keys, its
+		// CORS naming the page's origin.
+		origin, results := servePage(t)
+		httpURL, wsURL := startJetrpc(t, bin, "--cors", origin)
+		r, raw := runPage(t, browser, origin, pageURL(origin, httpURL, wsURL)+"&es=1", results)
+		checkEventSource(t, r, raw)
 	})
 
 	t.Run("no-cors", func(t *testing.T) {

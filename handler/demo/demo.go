@@ -115,7 +115,10 @@ var getData = handler.Raw(`["hello",5]`)
 //   - clock_subscribe ([intervalMs] or {"interval_ms":N}, 1 to
 //     MaxClockInterval ms) → a subscription id, then a clock_subscription
 //     notification every interval whose result counts 1, 2, 3, …;
-//     clock_unsubscribe ([id]) → true. Over WebSocket and streams only.
+//     clock_unsubscribe ([id]) → true. Over WebSocket and streams, and
+//     over HTTP as an event stream: a POST taking text/event-stream, or
+//     a GET (it is marked HTTPGet: a browser's EventSource, with
+//     ?method=clock_subscribe&params=[ms]).
 //
 // Every method but sleep, countdown and range is registered Inline.
 func Register(t *handler.Table) {
@@ -177,7 +180,9 @@ func Register(t *handler.Table) {
 	}, inline, handler.Description("fails with an application error whose data are the params"))
 	handler.Register(t, "countdown", countdown, handler.Description("counts from down to 1, a countdown_progress notification each interval_ms, then answers done"), handler.ParamNames("from", "interval_ms"))
 	handler.RegisterStream(t, "range", rangeOf, handler.Description("the array [0, 1, …, n-1], produced as a stream"), handler.ParamNames("n"))
-	handler.RegisterSubscription(t, "clock", startClock, inline, handler.Description("a counter pushed every interval_ms"), handler.ParamNames("interval_ms"))
+	// HTTPGet: a browser's EventSource (a GET taking text/event-stream)
+	// may subscribe too.
+	handler.RegisterSubscription(t, "clock", startClock, inline, handler.Description("a counter pushed every interval_ms"), handler.ParamNames("interval_ms"), handler.HTTPGet(""))
 }
 
 // CountdownParams are the params of countdown: {"from":N,"interval_ms":M}
