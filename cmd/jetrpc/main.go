@@ -9,8 +9,9 @@
 // serve answers the methods of the JSON-RPC 2.0 specification's examples
 // (subtract, sum, update, notify_hello, notify_sum, get_data) and the
 // benchmark methods (echo, add, sleep, fail) of package handler/demo, and
-// the demo subscription clock_subscribe/clock_unsubscribe (WebSocket and
-// streams), from gnet event loops. Every listener serves HTTP/1.1,
+// the demo subscription clock_subscribe/clock_unsubscribe (WebSocket,
+// streams, and HTTP event streams, by POST or a browser's EventSource),
+// from gnet event loops. Every listener serves HTTP/1.1,
 // WebSocket (GET --ws-path with Upgrade) and raw JSON streams, sniffed
 // from a connection's first byte. --listen ADDR (repeatable) takes
 // host:port, tcp://host:port or unix:///path; --http, --tcp and --ws are

@@ -48,7 +48,8 @@ add, sleep (a blocking method, run on a worker) and fail, range
 ({"n":N}: the array [0,…,N-1], a streamed result sent as it is made),
 countdown ({"from":N,"interval_ms":M}: a countdown_progress notification
 a step, over an HTTP event stream too, then "done"), the
-subscription clock_subscribe/clock_unsubscribe, the topics
+subscription clock_subscribe/clock_unsubscribe (over an HTTP event stream
+too, by POST or by a browser's EventSource), the topics
 topic_subscribe/topic_unsubscribe/topic_publish, shared with other nodes
 with --broker (package handler/demo), and admin_stats, which needs the "admin" grant (--api-keys, --jwt-secret).
 With --mcp it is also an MCP server (package handler/demo/mcp) at /mcp.
