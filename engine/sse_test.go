@@ -265,6 +265,26 @@ func TestSSE_GETSubscription(t *testing.T) {
 	}
 }
 
+// TestSSE_streamedResultGoesAsJSON: a call of a streamed method whose
+// request takes JSON beside the event stream (as MCP clients ask) is
+// answered JSON, in parts (chunked); taking only the event stream, its
+// result is one event, built whole.
+func TestSSE_streamedResultGoesAsJSON(t *testing.T) {
+	_, addr, _ := startEngine(t, sseTable(nil), engine.WithSSE(true))
+	call := `{"jsonrpc":"2.0","method":"range","params":{"n":100000},"id":1}`
+	resp := postAccept(t, addr, "application/json, text/event-stream", call)
+	b, _ := io.ReadAll(resp.Body)
+	var r struct{ Result []int }
+	if resp.Header.Get("Content-Type") != "application/json" || len(resp.TransferEncoding) != 1 || json.Unmarshal(b, &r) != nil || len(r.Result) != 100000 || r.Result[99999] != 99999 {
+		t.Fatalf("JSON too: %v %v, %d bytes", resp.Header, resp.TransferEncoding, len(b))
+	}
+	resp = postAccept(t, addr, "text/event-stream", call)
+	events := sseEvents(t, resp.Body)
+	if resp.Header.Get("Content-Type") != "text/event-stream" || len(events) != 1 || json.Unmarshal([]byte(events[0]), &r) != nil || len(r.Result) != 100000 {
+		t.Fatalf("an event stream alone: %v, %d events", resp.Header, len(events))
+	}
+}
+
 // TestSSE_whatEachAcceptGets: a call that sends nothing gets JSON when
 // JSON is taken too, one event when only the stream is; an inline call
 // likewise; without the stream in Accept, or with SSE off, a call's

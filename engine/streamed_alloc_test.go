@@ -29,6 +29,16 @@ func numbers(yield func(int, error) bool) {
 	}
 }
 
+// lines yields 10,000 pieces of text, a UTF-8 sequence cut between
+// every two: about 150 KB of one JSON string, several parts.
+func lines(yield func(string, error) bool) {
+	for range 5_000 {
+		if !yield("line \"é\xe2\x82", nil) || !yield("\xac\" \\ 👍\n", nil) {
+			return
+		}
+	}
+}
+
 // TestStreamed_zeroAllocs: a streamed reply of several parts allocates
 // nothing per call in the steady state over HTTP (raw, gzip, zstd), a
 // stream and WebSocket (raw, permessage-deflate).
@@ -38,7 +48,9 @@ func TestStreamed_zeroAllocs(t *testing.T) {
 	}
 	tab := handler.NewTable()
 	handler.RegisterStream(tab, "numbers", func(context.Context, struct{}) iter.Seq2[int, error] { return numbers })
+	handler.RegisterTextStream(tab, "lines", func(context.Context, struct{}) iter.Seq2[string, error] { return lines })
 	call := `{"jsonrpc":"2.0","method":"numbers","id":1}`
+	text := `{"jsonrpc":"2.0","method":"lines","id":2}`
 	for _, c := range []struct {
 		name, in, want string
 		ws, deflate    bool
@@ -47,6 +59,8 @@ func TestStreamed_zeroAllocs(t *testing.T) {
 		{"http gzip", "POST / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nContent-Length: 43\r\n\r\n" + call, "0\r\n\r\n", false, false},
 		{"http zstd", "POST / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: zstd\r\nContent-Length: 43\r\n\r\n" + call, "0\r\n\r\n", false, false},
 		{"stream", call + "\n", `39999],"id":1}` + "\n", false, false},
+		{"http text", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 41\r\n\r\n" + text, "0\r\n\r\n", false, false},
+		{"stream text", text + "\n", `👍\n","id":2}` + "\n", false, false},
 		{"websocket", string(clientFrame(true, ws.OpText, []byte(call))), "", true, false},
 		{"websocket deflate", string(clientFrame(true, ws.OpText, []byte(call))), "", true, true},
 	} {

@@ -176,11 +176,16 @@ func (c *conn) handOff(out []byte, tag uint8) ([]byte, *job) {
 	ls := c.loop
 	j := newJob(c)
 	j.p = ls.pending.Take() // the job owns the message now; the loop keeps its scratch
+	if j.p.Streamed() && tag&tagSSEOnly == 0 {
+		// Its reply goes in parts as the method makes them (streamed.go),
+		// as JSON where the request takes JSON too: a streamed result and
+		// events do not mix (an event is a whole message). Taking only an
+		// event stream, it is built whole, one event.
+		tag &^= tagSSE
+		j.p.StreamTo(j)
+	}
 	j.tag = tag
 	j.ctx = &c.call
-	if j.p.Streamed() && tag&tagSSE == 0 { // in an event stream, a streamed result is built whole
-		j.p.StreamTo(j) // its reply goes in parts as the method makes them (streamed.go)
-	}
 	if c.call.Meta.Transport == handler.TransportHTTP {
 		// The loop goes on to the next request: the job gets a copy of
 		// this one's metadata, the head copied once.

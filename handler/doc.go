@@ -147,7 +147,10 @@
 // memory, pausing the method while the client reads slowly; Dispatch and
 // batches build it whole. A failure once the result has begun to go
 // ends it flagged ("_streamStatus":"failed", "_streamError"): see
-// RegisterStream. A transport takes the parts through a ReplySink
+// RegisterStream. RegisterTextStream does the same for one JSON string
+// made of pieces of text, and StreamEnvelope puts either inside a JSON
+// value (an object around the streamed text, as MCP's resources/read
+// answers). A transport takes the parts through a ReplySink
 // (Pending.StreamTo).
 //
 // # Cancellation

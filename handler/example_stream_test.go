@@ -35,3 +35,21 @@ func ExampleRegisterStream() {
 	// Output:
 	// {"jsonrpc":"2.0","result":["line 7","line 8","line 9"],"id":1}
 }
+
+// A large text streams as one JSON string, its pieces escaped as they
+// come; StreamEnvelope puts it inside the object a protocol expects.
+func ExampleRegisterTextStream() {
+	t := handler.NewTable()
+	handler.RegisterTextStream(t, "read", func(ctx context.Context, p [1]string) iter.Seq2[string, error] {
+		return func(yield func(string, error) bool) {
+			for _, piece := range []string{"first line\n", "second \"quoted\" line\n", "é"} {
+				if !yield(piece, nil) {
+					return
+				}
+			}
+		}
+	}, handler.StreamEnvelope(`{"contents":[{"uri":"file:///notes","text":`, `}]}`))
+	fmt.Printf("%s\n", t.Dispatch(context.Background(), nil, []byte(`{"jsonrpc":"2.0","method":"read","params":["file:///notes"],"id":1}`)))
+	// Output:
+	// {"jsonrpc":"2.0","result":{"contents":[{"uri":"file:///notes","text":"first line\nsecond \"quoted\" line\né"}]},"id":1}
+}

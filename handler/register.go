@@ -40,8 +40,9 @@ type methodConfig struct {
 	maxConcurrent int
 	timeout       time.Duration
 	timeoutSet    bool
-	httpGet       bool   // HTTPGet
-	cacheControl  string // HTTPGet's Cache-Control value
+	httpGet       bool       // HTTPGet
+	cacheControl  string     // HTTPGet's Cache-Control value
+	envelope      *[2]string // StreamEnvelope's prefix and suffix; nil for none
 }
 
 // Inline marks a method as non-blocking: it runs on the caller of
@@ -245,11 +246,15 @@ func compileMethod[P, R any](t *Table, name string, fn func(context.Context, P) 
 	if params == nil {
 		params = pp.names()
 	}
+	if cfg.envelope != nil && fn != nil {
+		return nil, nil, fmt.Errorf("jetrpc: method %q: StreamEnvelope is for streamed methods (RegisterStream, RegisterTextStream): %w", name, ErrBadType)
+	}
 	mt := &method{
-		inline: cfg.inline,
-		ext:    ext,
-		info:   MethodInfo{Name: name, Description: cfg.desc, Params: params, Inline: cfg.inline, Require: cfg.require},
-		impl:   m,
+		envelope: cfg.envelope,
+		inline:   cfg.inline,
+		ext:      ext,
+		info:     MethodInfo{Name: name, Description: cfg.desc, Params: params, Inline: cfg.inline, Require: cfg.require},
+		impl:     m,
 	}
 	mt.info.Summary, mt.info.Errors = cfg.summary, cfg.errs
 	mt.info.HTTPGet, mt.info.CacheControl = cfg.httpGet, cfg.cacheControl
@@ -287,6 +292,7 @@ func compileMethod[P, R any](t *Table, name string, fn func(context.Context, P) 
 
 // method is a registered method. Immutable but for running.
 type method struct {
+	envelope  *[2]string // StreamEnvelope's, for a streamed method; nil for none
 	inline    bool
 	streamed  bool // RegisterStream's: its reply may go in parts
 	subscribe bool // a subscribe method (RegisterSubscription): its call needs a Conn that can push

@@ -23,12 +23,16 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"reflect"
 	"runtime/debug"
 	"sync"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/bytedance/sonic/encoder"
+	"github.com/jetrpc/jetrpc/handler/internal/compact"
 	"github.com/jetrpc/jetrpc/parser"
 )
 
@@ -97,8 +101,60 @@ func RegisterStream[P, E any](t *Table, name string, fn func(ctx context.Context
 // Inline: a streamed method may block.
 var ErrStreamInline = errors.New("jetrpc: a streamed method cannot be Inline")
 
+// RegisterTextStream adds a method whose result is one JSON string made
+// piece by piece: fn returns an iterator of pieces of text (of any size:
+// a line, a block of a file), escaped and sent as they come, as
+// RegisterStream sends an array — a large text (a file, a log, a
+// resource's contents) leaves in bounded memory. Pieces are joined as
+// they are: a UTF-8 sequence split between two pieces is joined whole,
+// and invalid UTF-8 becomes U+FFFD, as in every string jetrpc writes.
+// Everything else is RegisterStream's: the blocking class, errors and
+// failures after the first part ("_streamStatus"), batches and Dispatch
+// built whole, StreamEnvelope. It panics as RegisterStream does.
+func RegisterTextStream[P any](t *Table, name string, fn func(ctx context.Context, params P) iter.Seq2[string, error], opts ...MethodOption) {
+	mustNotNil(name, fn == nil)
+	must(registerStreamOf(t, name, fn, opts, true))
+}
+
+// StreamEnvelope puts the result of a streamed method (RegisterStream's
+// array, RegisterTextStream's string) inside a JSON value: the result is
+// prefix, the streamed value, then suffix — with prefix
+// `{"contents":[{"uri":"file:///log","text":` and suffix `}]}` a text
+// streams as a member of an object. prefix, a value, and suffix must
+// make one JSON value, the streamed value standing where a value may;
+// registration fails otherwise (ErrBadType), and for a method that is
+// not streamed. A failure after the first part closes the streamed
+// value and the envelope before "_streamStatus". The OpenRPC document
+// gives such a result the schema of any JSON value.
+func StreamEnvelope(prefix, suffix string) MethodOption {
+	return func(c *methodConfig) { c.envelope = &[2]string{prefix, suffix} }
+}
+
+// envelopeProbe stands for the streamed value when StreamEnvelope's
+// prefix and suffix are checked: valid in a value's place only (not
+// inside a string, nor as a key).
+const envelopeProbe = `{"":[null]}`
+
 func registerStream[P, E any](t *Table, name string, fn func(context.Context, P) iter.Seq2[E, error], opts []MethodOption) error {
-	mt, tm, err := compileMethod[P, []E](t, name, nil, opts, false)
+	return registerStreamOf(t, name, fn, opts, false)
+}
+
+// registerStreamOf registers a streamed method whose elements are E:
+// the items of an array, or with text (E is string) the pieces of one
+// string.
+func registerStreamOf[P, E any](t *Table, name string, fn func(context.Context, P) iter.Seq2[E, error], opts []MethodOption, text bool) error {
+	var mt *method
+	var tm *typed[P, []E]
+	var err error
+	if text {
+		var tt *typed[P, string]
+		mt, tt, err = compileMethod[P, string](t, name, nil, opts, false)
+		if tt != nil {
+			tm = &typed[P, []E]{pp: tt.pp}
+		}
+	} else {
+		mt, tm, err = compileMethod[P, []E](t, name, nil, opts, false)
+	}
 	if err != nil {
 		return err
 	}
@@ -115,8 +171,18 @@ func registerStream[P, E any](t *Table, name string, fn func(context.Context, P)
 			return errors.Join(ErrBadType, err)
 		}
 	}
-	s := &streamed[P, E]{fn: fn, pp: tm.pp, name: name, table: t}
-	s.enc.ep, s.enc.t = ep, t
+	s := &streamed[P, E]{fn: fn, pp: tm.pp, name: name, table: t, head: "[", tail: "]"}
+	if text {
+		s.head, s.tail = `"`, `"`
+	}
+	if env := mt.envelope; env != nil {
+		if _, ok := compact.AppendValid(nil, []byte(env[0]+envelopeProbe+env[1])); !ok {
+			return fmt.Errorf("jetrpc: method %q: StreamEnvelope(%q, %q) does not make one JSON value around the result: %w", name, env[0], env[1], ErrBadType)
+		}
+		s.head, s.tail = env[0]+s.head, s.tail+env[1]
+		mt.info.ResultType = rawType // what the envelope holds is the program's: any value
+	}
+	s.enc.ep, s.enc.t, s.enc.text = ep, t, text
 	s.ppool.New = func() any { return new(P) }
 	s.enc.epool.New = func() any { return new(E) }
 	s.prods.New = func() any {
@@ -131,6 +197,8 @@ func registerStream[P, E any](t *Table, name string, fn func(context.Context, P)
 // streamed is a streamed method compiled for its params type P and
 // element type E.
 type streamed[P, E any] struct {
+	head  string // what the result begins with: "[", or `"` for a text, after StreamEnvelope's prefix
+	tail  string // what it ends with: "]", or `"`, before the envelope's suffix
 	fn    func(context.Context, P) iter.Seq2[E, error]
 	pp    *paramsPlan
 	ppool sync.Pool // *P, for params that sonic decodes
@@ -165,7 +233,7 @@ func (m *streamed[P, E]) invoke(ctx context.Context, st *state, dst []byte) []by
 	start := len(dst)
 	dst = appendResultHead(dst, req.Version)
 	from := len(dst)
-	dst = append(dst, '[')
+	dst = append(dst, m.head...)
 	dst, err, crash := m.produce(ctx, st, dst, start, p)
 	if crash != nil {
 		m.table.opts.Logger.Error("jetrpc: method panicked", "method", m.name, "panic", crash, "stack", string(debug.Stack()))
@@ -174,7 +242,7 @@ func (m *streamed[P, E]) invoke(ctx context.Context, st *state, dst []byte) []by
 	gone, _ := err.(*replyGone) // as flushPart returned it
 	switch {
 	case err == nil && !req.Notification:
-		dst = append(dst, ']')
+		dst = append(dst, m.tail...)
 		if !st.streamed {
 			st.res = [2]int{from, len(dst)}
 		}
@@ -192,7 +260,7 @@ func (m *streamed[P, E]) invoke(ctx context.Context, st *state, dst []byte) []by
 	case !st.streamed:
 		return m.table.appendMethodError(m.name, st, dst[:start], err)
 	}
-	return m.table.appendStreamFailure(st, dst, err)
+	return m.table.appendStreamFailure(st, append(dst, m.tail...), err)
 }
 
 // produce runs fn and appends the elements its iterator yields to dst,
@@ -215,11 +283,16 @@ func (m *streamed[P, E]) produce(ctx context.Context, st *state, out []byte, sta
 	if seq := m.fn(ctx, p); seq != nil {
 		seq(pr.yield)
 	}
+	if pr.ncarry > 0 { // a text's last piece ended inside a UTF-8 sequence: U+FFFD
+		pr.dst = parser.AppendEscaped(pr.dst, string(pr.carry[:pr.ncarry]))
+		pr.ncarry = 0
+	}
 	return
 }
 
 // elemEncoder is what a producer needs of its streamed method.
 type elemEncoder struct {
+	text  bool // the elements are pieces of one string (RegisterTextStream)
 	ep    *resultPlan
 	epool sync.Pool // *E, for elements that sonic or AppendJSON encode
 	t     *Table
@@ -228,14 +301,16 @@ type elemEncoder struct {
 // producer is the state of one streamed call's iteration. Pooled by its
 // method.
 type producer[E any] struct {
-	yield func(E, error) bool // next, bound once when the producer is made
-	ctx   context.Context
-	st    *state
-	m     *elemEncoder
-	dst   []byte // the reply so far (its part not yet sent)
-	start int    // where the reply starts in dst
-	first bool   // no element yet
-	err   error  // what ended the iteration
+	yield  func(E, error) bool // next, bound once when the producer is made
+	ctx    context.Context
+	st     *state
+	m      *elemEncoder
+	dst    []byte                // the reply so far (its part not yet sent)
+	start  int                   // where the reply starts in dst
+	first  bool                  // no element yet
+	err    error                 // what ended the iteration
+	carry  [utf8.UTFMax - 1]byte // text: the start of a UTF-8 sequence the last piece ended in
+	ncarry int
 }
 
 // next is the iterator's yield: it encodes e, and hands a part to the
@@ -250,19 +325,61 @@ func (pr *producer[E]) next(e E, err error) bool {
 	case pr.st.req.Notification:
 		return true // run for its effect: nothing is sent
 	}
-	if !pr.first {
-		pr.dst = append(pr.dst, ',')
-	}
-	pr.first = false
-	var reason string
-	if pr.dst, reason = appendResult(pr.st, pr.m.ep, &pr.m.epool, pr.dst, &e); reason != "" {
-		pr.err = &Error{Code: parser.CodeInternalError, Message: "Internal error: " + reason}
-		return false
+	if pr.m.text {
+		pr.appendText(*(*string)(unsafe.Pointer(&e))) // E is string
+	} else {
+		if !pr.first {
+			pr.dst = append(pr.dst, ',')
+		}
+		pr.first = false
+		var reason string
+		if pr.dst, reason = appendResult(pr.st, pr.m.ep, &pr.m.epool, pr.dst, &e); reason != "" {
+			pr.err = &Error{Code: parser.CodeInternalError, Message: "Internal error: " + reason}
+			return false
+		}
 	}
 	if len(pr.dst)-pr.start >= streamPart {
 		pr.dst, pr.err = pr.m.t.flushPart(pr.ctx, pr.st, pr.dst, pr.start)
 	}
 	return pr.err == nil
+}
+
+// appendText appends piece, escaped, to a text's reply: a UTF-8
+// sequence that the last piece ended in is completed from piece's first
+// bytes, and one that piece ends in is kept for the next piece.
+func (pr *producer[E]) appendText(piece string) {
+	if c := pr.ncarry; c > 0 {
+		// The carried bytes and the piece's first ones, decoded as the
+		// whole text would be, up to the end of the rune that holds the
+		// last carried byte.
+		var b [2 * utf8.UTFMax]byte
+		n := copy(b[:], pr.carry[:c])
+		n += copy(b[n:], piece[:min(len(piece), utf8.UTFMax-1)])
+		pos := 0
+		for pos < c {
+			if !utf8.FullRune(b[pos:n]) { // the piece was too short to end it
+				pr.dst = parser.AppendEscaped(pr.dst, unsafe.String(&b[0], pos))
+				pr.ncarry = copy(pr.carry[:], b[pos:n])
+				return
+			}
+			_, size := utf8.DecodeRune(b[pos:n])
+			pos += size
+		}
+		pr.dst = parser.AppendEscaped(pr.dst, unsafe.String(&b[0], pos))
+		piece, pr.ncarry = piece[pos-c:], 0
+	}
+	// A sequence begun in the last three bytes and not complete waits for
+	// the next piece.
+	for i := len(piece) - 1; i >= 0 && i >= len(piece)-(utf8.UTFMax-1); i-- {
+		if utf8.RuneStart(piece[i]) {
+			if !utf8.FullRuneInString(piece[i:]) {
+				pr.ncarry = copy(pr.carry[:], piece[i:])
+				piece = piece[:i]
+			}
+			break
+		}
+	}
+	pr.dst = parser.AppendEscaped(pr.dst, piece)
 }
 
 // flushPart hands dst[start:], a part of a streamed reply, to the sink,
@@ -291,7 +408,7 @@ func (t *Table) flushPart(ctx context.Context, st *state, dst []byte, start int)
 }
 
 // appendStreamFailure ends a streamed reply whose parts have begun to
-// go, after its failure err: the array is closed, and the envelope
+// go, after its failure err, its result closed in dst: the reply
 // carries "_streamStatus":"failed" and "_streamError", err's error
 // object as an error reply would carry it, before its id.
 func (t *Table) appendStreamFailure(st *state, dst []byte, err error) []byte {
@@ -300,7 +417,7 @@ func (t *Table) appendStreamFailure(st *state, dst []byte, err error) []byte {
 	if e := asError(err); e != nil {
 		st.code = e.Code
 	}
-	dst = append(dst, `],"_streamStatus":"failed","_streamError":`...)
+	dst = append(dst, `,"_streamStatus":"failed","_streamError":`...)
 	// The error object as an error reply holds it, cut out of one.
 	mark := len(dst)
 	dst = t.appendHandlerError(st, dst, &parser.Request{Version: parser.Version2, Method: req.Method}, err)

@@ -312,9 +312,10 @@ type MethodInfo struct {
 	Params []string
 	// Inline is true for methods registered with Inline.
 	Inline bool
-	// Streamed is true for methods registered with RegisterStream: the
-	// result is an array of ResultType's elements, sent as it is
-	// produced.
+	// Streamed is true for methods registered with RegisterStream or
+	// RegisterTextStream: the result is sent as it is produced — an
+	// array (ResultType is []E), or a string (ResultType is string); with
+	// StreamEnvelope, a value of the program's (ResultType is Raw).
 	Streamed bool
 	// Require lists the permissions a caller needs (Require); nil for
 	// none.

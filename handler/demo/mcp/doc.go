@@ -27,7 +27,8 @@
 //     reported as a notifications/progress notification carrying the
 //     client's _meta.progressToken, then the text "done");
 //   - resources/list lists LargeResourceURI, and resources/read answers
-//     its LargeResourceSize bytes of text.
+//     its LargeResourceSize bytes of text, streamed
+//     (handler.RegisterTextStream inside handler.StreamEnvelope).
 //
 // # Terminology
 //
@@ -83,14 +84,15 @@
 // and over the engine's WebSocket and streams, they arrive before the
 // call's reply (the call's Conn is a handler.DirectConn there, or the
 // event stream's own).
-// resources/read runs on a worker too, so that
-// copying its megabyte holds no event loop; every other method is
-// inline.
+// resources/read is streamed, so it runs on a worker, and holds about a
+// part of its reply (32 KiB) at a time, however slowly its client reads;
+// every other method is inline.
 //
 // # Cost
 //
-// The results that never change (initialize's, ping's, the lists, the
-// resource's) are built at Register and copied into each reply; add
+// The results that never change (initialize's, ping's, the lists) are
+// built at Register and copied into each reply; the resource's text is
+// made once and escaped into each reply as it streams; add
 // reads its arguments in place and writes its sum into the reply. A
 // Dispatch of initialize, tools/list, tools/call of add or
 // resources/read allocates nothing (TestDispatch_allocatesNothing;

@@ -1,16 +1,18 @@
 package mcp
 
 // NOTE: the one resource, a large text, and the two methods that serve
-// it. Its resources/read result is built once, at Register: a call
-// copies it. It is not a streamed result (handler.RegisterStream): a
-// streamed result is a JSON array made element by element, and MCP's
-// resources/read answers an object ({"contents":[…]}), so the whole
-// reply is built in memory, as any result is. resources/read runs on a
-// worker, so that copying a megabyte into the reply holds no event loop.
+// it. resources/read streams it (handler.RegisterTextStream): the text
+// goes in pieces of readPiece bytes, escaped as they go, inside MCP's
+// result object ({"contents":[{"uri":…,"mimeType":…,"text":…}]}, the
+// object around the text being handler.StreamEnvelope's), so that a
+// read holds about a part of the reply in memory, not the megabyte, and
+// a client that reads slowly pauses it. It runs on a worker, as every
+// streamed method does.
 
 import (
 	"bytes"
 	"context"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -56,22 +58,43 @@ func registerResources(t *handler.Table) {
 	list := fixed(`{"resources":[{"uri":"` + LargeResourceURI + `","name":"large.txt","title":"A large text",` +
 		`"description":"` + strconv.Itoa(LargeResourceSize) + ` bytes of numbered lines, to measure large results",` +
 		`"mimeType":"` + largeMIME + `","size":` + strconv.Itoa(LargeResourceSize) + `}]}`)
-	b := []byte(`{"contents":[{"uri":"` + LargeResourceURI + `","mimeType":"` + largeMIME + `","text":`)
-	b = parser.AppendQuote(b, LargeResourceText())
-	read := fixed(append(b, `}]}`...))
 	handler.Register(t, "resources/list", func(context.Context, listParams) (fixed, error) { return list, nil },
 		handler.Inline(), handler.Description("MCP: the one resource, "+LargeResourceURI))
-	handler.Register(t, "resources/read", func(_ context.Context, p ReadResourceParams) (fixed, error) {
+	handler.RegisterTextStream(t, "resources/read", func(_ context.Context, p ReadResourceParams) iter.Seq2[string, error] {
 		if len(p.URI) < 2 || p.URI[0] != '"' {
-			return nil, errURINotString
+			return failed(errURINotString)
 		}
 		uri := p.URI[1 : len(p.URI)-1] // a string, as its schema says; or -32602 below
 		if bytes.IndexByte(uri, '\\') >= 0 {
 			uri = parser.AppendUnquote(nil, uri)
 		}
 		if string(uri) != LargeResourceURI {
-			return nil, errNoResource.WithData(map[string]string{"uri": string(uri)})
+			return failed(errNoResource.WithData(map[string]string{"uri": string(uri)}))
 		}
-		return read, nil
-	}, handler.Description("MCP: the text of "+LargeResourceURI))
+		return readLarge
+	}, handler.StreamEnvelope(`{"contents":[{"uri":"`+LargeResourceURI+`","mimeType":"`+largeMIME+`","text":`, `}]}`),
+		handler.Description("MCP: the text of "+LargeResourceURI))
+}
+
+// largeText is the resource's text, made once.
+var largeText = LargeResourceText()
+
+// readPiece is the size of the pieces resources/read yields.
+const readPiece = 16 << 10
+
+// readLarge yields the resource's text in pieces. A package-level
+// iterator: a read allocates nothing for it.
+func readLarge(yield func(string, error) bool) {
+	for s := largeText; len(s) > 0; {
+		n := min(len(s), readPiece)
+		if !yield(s[:n], nil) {
+			return
+		}
+		s = s[n:]
+	}
+}
+
+// failed is an iterator that fails with err before any text.
+func failed(err error) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) { yield("", err) }
 }
