@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/topics"
@@ -28,16 +29,8 @@ func startDemoEngine(t *testing.T, opts ...engine.Option) string {
 	quiet := slog.New(slog.DiscardHandler)
 	tab := handler.NewTable(handler.WithLogger(quiet))
 	demo.Register(tab)
-	e := engine.New(tab, append([]engine.Option{engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet)}, opts...)...)
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return e.Addrs()[0].String()
+	_, addr := enginetest.Start(t, tab, opts...)
+	return addr
 }
 
 // bigEcho returns echo's params: one string of n bytes of JSON-RPC-like

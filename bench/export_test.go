@@ -5,16 +5,15 @@ package bench
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 )
@@ -49,16 +48,8 @@ func StartDemoServer(t *testing.T) (tcp, unix string) {
 	tab := handler.NewTable(handler.WithLogger(quiet))
 	demo.Register(tab)
 	sock := filepath.Join(t.TempDir(), "b.sock")
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+sock), engine.WithLogger(quiet))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return e.Addrs()[0].String(), sock
+	_, addr := enginetest.Start(t, tab, engine.WithAddrs("tcp://127.0.0.1:0", "unix://"+sock))
+	return addr, sock
 }
 
 // NewClosingServer starts a stream server that answers each connection's

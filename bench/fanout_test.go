@@ -22,6 +22,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/topics"
@@ -31,17 +32,8 @@ import (
 // returns its ws:// URL.
 func startTopicNode(t *testing.T, tab *handler.Table, opts ...engine.Option) string {
 	t.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	e := engine.New(tab, append([]engine.Option{engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet)}, opts...)...)
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return "ws://" + e.Addrs()[0].String() + "/"
+	_, addr := enginetest.Start(t, tab, opts...)
+	return "ws://" + addr + "/"
 }
 
 // topicTable returns a table with jetrpc serve's topic methods over h.

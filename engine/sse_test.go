@@ -183,6 +183,50 @@ func TestSSE_batchIsOneStream(t *testing.T) {
 	}
 }
 
+// readSubscription reads, from an event stream, the reply (id) of a
+// subscribe call of namespace ns and its first n notifications, counting
+// 1, 2, 3…
+func readSubscription(t *testing.T, body io.Reader, ns string, id, n int) {
+	t.Helper()
+	r := bufio.NewReader(body)
+	var sub string
+	for i := 0; i <= n; {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: ")
+		if !ok {
+			continue
+		}
+		if i == 0 {
+			var reply struct {
+				Result string
+				ID     int
+			}
+			if err := json.Unmarshal([]byte(data), &reply); err != nil || reply.Result == "" || reply.ID != id {
+				t.Fatalf("the subscribe reply: %q", data)
+			}
+			sub = reply.Result
+		} else if want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"%s_subscription","params":{"subscription":%q,"result":%d}}`, ns, sub, i); data != want {
+			t.Fatalf("notification %d: %s, want %s", i, data, want)
+		}
+		i++
+	}
+}
+
+// subscriptionsEnd waits for the subscriptions of namespace ns to end:
+// their client closed its stream.
+func subscriptionsEnd(t *testing.T, tab *handler.Table, ns string) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); tab.Subscriptions(ns) != 0 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := tab.Subscriptions(ns); n != 0 {
+		t.Errorf("%d %s subscriptions after the client closed its stream", n, ns)
+	}
+}
+
 // TestSSE_GETSubscription: a subscribe method marked HTTPGet, called by
 // GET with Accept: text/event-stream as EventSource sends it, answers
 // an event stream (no-cache, whatever the method's Cache-Control): its
@@ -221,39 +265,9 @@ func TestSSE_GETSubscription(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" {
 		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
 	}
-	r := bufio.NewReader(resp.Body)
-	var id string
-	for n := 0; n < 4; {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: ")
-		if !ok {
-			continue
-		}
-		if n == 0 {
-			var reply struct {
-				Result string
-				ID     int
-			}
-			if err := json.Unmarshal([]byte(data), &reply); err != nil || reply.Result == "" || reply.ID != 7 {
-				t.Fatalf("the subscribe reply: %q", data)
-			}
-			id = reply.Result
-		} else if want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"tick_subscription","params":{"subscription":%q,"result":%d}}`, id, n); data != want {
-			t.Fatalf("notification %d: %s, want %s", n, data, want)
-		}
-		n++
-	}
+	readSubscription(t, resp.Body, "tick", 7, 3)
 	resp.Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for tab.Subscriptions("tick") != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := tab.Subscriptions("tick"); n != 0 {
-		t.Errorf("%d subscriptions after the client closed its stream", n)
-	}
+	subscriptionsEnd(t, tab, "tick")
 	resp2, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
@@ -468,36 +482,9 @@ func TestSSE_subscriptionStreams(t *testing.T) {
 	if resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("head %v", resp.Header)
 	}
-	r := bufio.NewReader(resp.Body)
-	var id string
-	for n := 0; n < 4; {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: ")
-		if !ok {
-			continue
-		}
-		if n == 0 {
-			var reply struct{ Result string }
-			if err := json.Unmarshal([]byte(data), &reply); err != nil || reply.Result == "" {
-				t.Fatalf("the subscribe reply: %q", data)
-			}
-			id = reply.Result
-		} else if want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"clock_subscription","params":{"subscription":%q,"result":%d}}`, id, n); data != want {
-			t.Fatalf("notification %d: %s, want %s", n, data, want)
-		}
-		n++
-	}
+	readSubscription(t, resp.Body, "clock", 1, 3)
 	resp.Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for tab.Subscriptions("clock") != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := tab.Subscriptions("clock"); n != 0 {
-		t.Errorf("%d clock subscriptions after the client closed its stream", n)
-	}
+	subscriptionsEnd(t, tab, "clock")
 
 	// quietsub: keep-alive comments while nothing comes; Unsubscribe ends
 	// the stream, and the connection goes on.
@@ -509,7 +496,7 @@ func TestSSE_subscriptionStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = bufio.NewReader(resp2.Body)
+	r := bufio.NewReader(resp2.Body)
 	comments := 0
 	for comments < 2 {
 		line, err := r.ReadString('\n')

@@ -19,7 +19,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jetrpc/jetrpc/bench"
-	"github.com/jetrpc/jetrpc/engine"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 	"github.com/jetrpc/jetrpc/handler"
 	"github.com/jetrpc/jetrpc/handler/demo"
 	"github.com/jetrpc/jetrpc/handler/topics"
@@ -199,17 +199,8 @@ func TestBench_traceSample(t *testing.T) {
 // ws:// URL.
 func topicNode(t *testing.T, tab *handler.Table) string {
 	t.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	e := engine.New(tab, engine.WithAddrs("tcp://127.0.0.1:0"), engine.WithLogger(quiet))
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return "ws://" + e.Addrs()[0].String() + "/"
+	_, addr := enginetest.Start(t, tab)
+	return "ws://" + addr + "/"
 }
 
 // topicTable is jetrpc serve's topic methods over h; with dropEvery > 0,
