@@ -69,6 +69,7 @@ type loopState struct {
 	guess   replyGuess      // the size of the last inline reply, to reserve its head
 	comp    compressor      // the HTTP compression scratch, its coders made on first use (compress.go)
 	sse     []byte          // an inline reply rewritten as an event (sse.go)
+	moved   []byte          // an inline reply moved behind the messages its method sent (directFirst)
 	stats   *loopStats      // the loop's counters (stats.go); shared with the private scratch of a connection finishing off the loop
 	waker   *loopWaker      // wakes the loop's connections (waker.go); nil in the private scratch of a connection finishing off the loop
 

@@ -40,12 +40,12 @@ import (
 // mailbox is what workers and pushers hand to a connection's loop. Safe
 // from any goroutine.
 type mailbox struct {
-	mu       sync.Mutex    // guards done, dead, pushHead, pushTail, directs, fresh, lameWake
+	mu       sync.Mutex    // guards done, dead, pushHead, pushTail, fresh, lameWake; directs changes under it
 	done     *job          // finished work, newest first
 	dead     bool          // closed: finished work and pushes are dropped
 	pushHead *push         // server messages to send, oldest first
 	pushTail *push         //
-	directs  int           // direct pushes queued (directConn): drainPushes looks past a held one for them
+	directs  atomic.Int32  // direct pushes queued (directConn): drainPushes looks past a held one for them; read without the lock by directFirst
 	fresh    int64         // bytes queued since the queue was last empty and not yet added to the connection's holding (budgetStep)
 	lameWake chan struct{} // set when the connection finishes off its loop (halfclose.go)
 	streams  []*job        // jobs whose reply parts came, oldest first, until their replies end (streamed.go)
@@ -92,7 +92,8 @@ func (m *mailbox) close() (dropped uint64) {
 	list := m.done
 	m.done = nil
 	pushes := m.pushHead
-	m.pushHead, m.pushTail, m.directs = nil, nil, 0
+	m.pushHead, m.pushTail = nil, nil
+	m.directs.Store(0)
 	m.mu.Unlock()
 	for list != nil {
 		next := list.next
@@ -273,7 +274,7 @@ func (c *conn) enqueue(p *push, ordered bool) error {
 	}
 	m.pushTail = p
 	if p.direct {
-		m.directs++
+		m.directs.Add(1)
 	}
 	m.queued.Add(n)
 	if m.fresh += n; m.fresh >= budgetStep {
@@ -300,7 +301,28 @@ func (c *conn) enqueue(p *push, ordered bool) error {
 // each message they serve, so that the server messages queued while it
 // ran go before the replies to later messages; collect calls it before
 // the replies it writes, too. Event loop only.
-func (c *conn) drainPushes(out []byte) []byte {
+func (c *conn) drainPushes(out []byte) []byte { return c.drain(out, false) }
+
+// directFirst writes the direct pushes queued (those a method sent
+// through its directConn) before out[mark:], a framed reply the codec
+// just wrote: an inline method's messages go before its reply. Event
+// loop only.
+func (c *conn) directFirst(out []byte, mark int) []byte {
+	if c.mail.directs.Load() == 0 || c.strm != nil || len(out) == mark {
+		return out
+	}
+	ls := c.loop
+	ls.moved = append(ls.moved[:0], out[mark:]...)
+	out = append(c.drain(out[:mark], true), ls.moved...)
+	if cap(ls.moved) > maxLoopBuffer {
+		ls.moved = nil
+	}
+	return out
+}
+
+// drain is drainPushes; with directOnly, only the direct pushes go
+// (the others wait for a reply being written). Event loop only.
+func (c *conn) drain(out []byte, directOnly bool) []byte {
 	if c.strm != nil {
 		return out // nothing comes between the parts of a streamed reply
 	}
@@ -316,15 +338,15 @@ func (c *conn) drainPushes(out []byte) []byte {
 	var prev *push // the last one held
 	for p := m.pushHead; p != nil; {
 		next := p.next
-		if !p.direct && (p.barrier >= low || unsent+len(out) > limit) {
-			if m.directs == 0 {
+		if !p.direct && (directOnly || p.barrier >= low || unsent+len(out) > limit) {
+			if m.directs.Load() == 0 {
 				break // every one behind is held too
 			}
 			prev, p = p, next // held
 			continue
 		}
 		if p.direct {
-			m.directs--
+			m.directs.Add(-1)
 		}
 		if p.prep != nil {
 			out = c.pushPrepared(out, p)

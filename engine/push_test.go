@@ -699,23 +699,7 @@ func TestPush_methodMessagesBeforeItsReply(t *testing.T) {
 			return "sub", nil
 		})
 		_, tcp, _ := startEngine(t, tab)
-		ws := dialWS(t, tcp, nil)
-		st := dialStream(t, "tcp", tcp)
-		transports := map[string]struct {
-			send func(string)
-			read func() []byte
-		}{
-			"websocket": {
-				func(m string) {
-					if err := ws.WriteMessage(websocket.TextMessage, []byte(m)); err != nil {
-						t.Fatal(err)
-					}
-				},
-				func() []byte { return wsRead(t, ws) },
-			},
-			"stream": {func(m string) { st.send(t, []byte(m)) }, func() []byte { return st.line(t) }},
-		}
-		for name, tr := range transports {
+		for name, tr := range wsAndStream(t, tcp) {
 			for round := range 3 {
 				where := fmt.Sprintf("%s cancel=%v round %d", name, cancel, round)
 				// A call still running before it holds none of them.
@@ -770,15 +754,7 @@ func TestPush_methodMessagesBeforeItsReplyPastPendingOutput(t *testing.T) {
 	tab := handler.NewTable(handler.WithLogger(quiet()))
 	demo.Register(tab)
 	_, tcp, _ := startEngine(t, tab, engine.WithMaxPendingOutput(2<<10))
-	ws := dialWS(t, tcp, nil)
-	st := dialStream(t, "tcp", tcp)
-	for name, tr := range map[string]struct {
-		send func(string)
-		read func() []byte
-	}{
-		"websocket": {func(m string) { _ = ws.WriteMessage(websocket.TextMessage, []byte(m)) }, func() []byte { return wsRead(t, ws) }},
-		"stream":    {func(m string) { st.send(t, []byte(m)) }, func() []byte { return st.line(t) }},
-	} {
+	for name, tr := range wsAndStream(t, tcp) {
 		for round := range 3 {
 			tr.send(`{"jsonrpc":"2.0","method":"countdown","params":{"from":1000,"interval_ms":0},"id":7}`)
 			time.Sleep(20 * time.Millisecond) // the client reads late: the output piles up

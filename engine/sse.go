@@ -42,37 +42,59 @@ const (
 
 // acceptOf returns how the Accept value v takes a reply, sse saying
 // whether the engine answers event streams: sseNone when it takes JSON
-// (application/json, application/json-rpc, application/jsonrequest,
-// application/*, */*) and not text/event-stream (text/*), sseMay when it
-// takes both, sseOnly when it takes the stream alone; acceptNothing when
-// it takes neither, acceptMalformed when it is not a list of media
-// ranges (RFC 9110 12.5.1). A q of 0 refuses its range. An absent or
-// empty Accept takes anything: sseNone.
+// and not text/event-stream, sseMay when it takes both, sseOnly when it
+// takes the stream alone; acceptNothing when it takes neither,
+// acceptMalformed when no element of it is a media range. JSON is
+// application/json — or, named without it, application/json-rpc or
+// application/jsonrequest — application/* or */*; the stream is
+// text/event-stream or text/*, named (*/* does not ask for one). Each
+// is weighed by the most specific range that names it (RFC 9110
+// 12.5.1: "application/json;q=0, */*" refuses JSON); a q of 0 refuses.
+// Elements that are not media ranges are passed over, and weights
+// written loosely read as meant (http1.NewLenientMediaRanges), so that
+// Java's default Accept ("text/html, image/gif, image/jpeg, *; q=.2,
+// */*; q=.2") is served. An absent or empty Accept takes anything:
+// sseNone.
 func acceptOf(v []byte, sse bool) uint8 {
 	if string(v) == "*/*" || string(v) == "application/json" {
 		return sseNone // what curl, geth and most clients send
 	}
-	stream, json, any := false, false, false
-	m := http1.NewMediaRanges(v)
+	// The weight of each range that matters, -1 where none names it.
+	jsonExact, jsonAlias, appAny, anyAny, streamExact, textAny := -1, -1, -1, -1, -1, -1
+	ranges := 0
+	m := http1.NewLenientMediaRanges(v)
 	for typ, sub, q, ok := m.Next(); ok; typ, sub, q, ok = m.Next() {
-		any = true
-		if q == 0 {
-			continue // refused
-		}
+		ranges++
 		switch {
 		case typ[0] == '*':
-			json = true
+			anyAny = max(anyAny, q)
 		case http1.EqualFold(typ, "application"):
-			json = json || sub[0] == '*' || http1.EqualFold(sub, "json") || http1.EqualFold(sub, "json-rpc") || http1.EqualFold(sub, "jsonrequest")
+			switch {
+			case sub[0] == '*':
+				appAny = max(appAny, q)
+			case http1.EqualFold(sub, "json"):
+				jsonExact = max(jsonExact, q)
+			case http1.EqualFold(sub, "json-rpc"), http1.EqualFold(sub, "jsonrequest"):
+				jsonAlias = max(jsonAlias, q)
+			}
 		case http1.EqualFold(typ, "text"):
-			stream = stream || sse && (sub[0] == '*' || http1.EqualFold(sub, "event-stream"))
+			switch {
+			case sub[0] == '*':
+				textAny = max(textAny, q)
+			case http1.EqualFold(sub, "event-stream"):
+				streamExact = max(streamExact, q)
+			}
 		}
 	}
-	switch {
-	case m.Malformed():
-		return acceptMalformed
-	case !any:
+	if ranges == 0 {
+		if m.Malformed() {
+			return acceptMalformed
+		}
 		return sseNone
+	}
+	json := mostSpecific(jsonExact, jsonAlias, appAny, anyAny) > 0
+	stream := sse && mostSpecific(streamExact, textAny) > 0
+	switch {
 	case stream && json:
 		return sseMay
 	case stream:
@@ -81,6 +103,16 @@ func acceptOf(v []byte, sse bool) uint8 {
 		return sseNone
 	}
 	return acceptNothing
+}
+
+// mostSpecific returns the first weight given (not -1), or -1.
+func mostSpecific(weights ...int) int {
+	for _, w := range weights {
+		if w >= 0 {
+			return w
+		}
+	}
+	return -1
 }
 
 // sseTag returns the reply tag bits of a request that takes its reply
@@ -426,7 +458,7 @@ const (
 	reasonBadAccept     = "bad_accept"
 	textNotAcceptable   = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Not Acceptable: the Accept header takes neither application/json nor text/event-stream"},"id":null}`
 	textJSONNotAccepted = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Not Acceptable: the Accept header does not take application/json"},"id":null}`
-	textBadAccept       = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: the Accept header is not a list of media ranges"},"id":null}`
+	textBadAccept       = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: the Accept header names no media range"},"id":null}`
 )
 
 // refuseAccept answers the request of h, whose Accept takes no reply the

@@ -342,7 +342,7 @@ func TestSSE_acceptRefusals(t *testing.T) {
 	const (
 		notAcceptable = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Not Acceptable: the Accept header takes neither application/json nor text/event-stream"},"id":null}`
 		jsonOnly      = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Not Acceptable: the Accept header does not take application/json"},"id":null}`
-		malformed     = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: the Accept header is not a list of media ranges"},"id":null}`
+		malformed     = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: the Accept header names no media range"},"id":null}`
 		add           = `{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}`
 		sum           = `{"jsonrpc":"2.0","result":3,"id":2}`
 	)

@@ -98,6 +98,7 @@ func (s *streamCodec) frame(c *conn, in, out []byte) ([]byte, int) {
 		out, _, oc = c.run(out, msg, 0)
 		if len(out) > mark {
 			out = append(out, '\n')
+			out = c.directFirst(out, mark) // what an inline method sent goes first
 			if c.strm != nil {
 				out = c.holdBehind(out, mark) // a streamed reply is going
 			}

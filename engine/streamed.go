@@ -348,6 +348,12 @@ func (c *conn) endStream(out []byte, j *job) []byte {
 		c.strm = nil
 	}
 	j.release()
+	if len(c.behind) > 0 && c.mail.directs.Load() > 0 {
+		// What the held replies' methods sent goes before them; the
+		// other pushes wait for the drain after them (their barriers
+		// are no longer counted among the messages running).
+		out = c.drain(out, true)
+	}
 	for i, h := range c.behind {
 		c.behind[i] = nil
 		if h.tag&tagFramed != 0 {

@@ -291,6 +291,9 @@ func (w *wsCodec) message(c *conn, out []byte, op ws.OpCode, msg []byte) []byte 
 		}
 		putWSHeader(out[mark:mark+hl], ws.OpText, n)
 	}
+	if j == nil {
+		out = c.directFirst(out, mark) // what an inline method sent goes first
+	}
 	if c.strm != nil && len(out) > mark {
 		out = c.holdBehind(out, mark) // a streamed reply is going
 	}

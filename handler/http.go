@@ -90,7 +90,7 @@ func AuthText(err error) string {
 		return httprules.TextTokenInURL
 	}
 	var r *HTTPRefusal
-	if errors.As(err, &r) && r.Status >= 400 && r.Status <= 499 {
+	if errors.As(err, &r) && r != nil && r.Status >= 400 && r.Status <= 499 {
 		return r.Text
 	}
 	return httprules.ErrorText(AuthStatus(err))

@@ -511,7 +511,7 @@ type Authorizer func(m *Meta) (Grants, error)
 func AuthStatus(err error) int {
 	var r *HTTPRefusal
 	switch {
-	case errors.As(err, &r) && r.Status >= 400 && r.Status <= 499:
+	case errors.As(err, &r) && r != nil && r.Status >= 400 && r.Status <= 499:
 		return r.Status
 	case errors.Is(err, ErrUnauthenticated):
 		return http.StatusUnauthorized

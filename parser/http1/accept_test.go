@@ -88,9 +88,10 @@ func TestMediaRanges_zeroAllocs(t *testing.T) {
 	}
 }
 
-// FuzzMediaRanges: any value ends the iteration without panicking, every
-// range returned is token/token (or */*, type/*) with a weight from 0 to
-// 1000, and a list that is not malformed parses again the same once
+// FuzzMediaRanges: any value ends the iteration, strict and lenient,
+// without panicking; every range returned is token/token (or */*,
+// type/*) with a weight from 0 to 1000; a list that is not malformed
+// gives the same ranges both ways, and parses again the same once
 // written back from what was returned.
 func FuzzMediaRanges(f *testing.F) {
 	for _, s := range []string{"*/*", "application/json, text/event-stream", `a/b;x="y,z";q=0.5`, "a/b;q=2", "text/*;q=0", ",,", `a/b;x="\"`} {
@@ -108,8 +109,18 @@ func FuzzMediaRanges(f *testing.F) {
 			}
 			back = append(back, fmt.Sprintf("%s/%s;q=%d.%03d", typ, sub, q/1000, q%1000))
 		}
+		lenient := http1.NewLenientMediaRanges([]byte(v))
+		n := 0
+		for typ, sub, q, ok := lenient.Next(); ok; typ, sub, q, ok = lenient.Next() {
+			if n++; !http1.IsToken(typ) || !http1.IsToken(sub) || q < 0 || q > 1000 || n > len(v) {
+				t.Fatalf("%q lenient: range %q/%q q %d (%d ranges)", v, typ, sub, q, n)
+			}
+		}
 		if m.Malformed() {
 			return
+		}
+		if n != len(back) || lenient.Malformed() {
+			t.Fatalf("%q: a valid list read leniently gives %d ranges, strictly %d", v, n, len(back))
 		}
 		want, _ := mediaRanges(v)
 		again, bad := mediaRanges(strings.Join(back, ","))

@@ -33,22 +33,24 @@ var errUnsupportedVersion = &handler.HTTPRefusal{
 // date is
 // let through, as the official Go SDK's server does, so that a client
 // of the stateless revision hears server/discover answered -32601 and
-// falls back to initialize. Where the header is present, next's
-// acceptance is not kept for the connection's later requests
-// (Meta.AuthorizedUntil), so that each is checked.
+// falls back to initialize. next's acceptance is not kept for the
+// connection's later requests (Meta.AuthorizedUntil: the engine answers
+// a request with the Authorization of the last from its cache, without
+// asking), so that each request's header is checked; with API keys or
+// JWT behind it, each request is authorized anew.
 func CheckProtocolVersion(next handler.Authorizer) handler.Authorizer {
 	return func(m *handler.Meta) (handler.Grants, error) {
 		v := m.Header(ProtocolVersionHeader)
-		if v != "" && !supported(v) && !(isDate(v) && v >= statelessVersion) {
+		if v != "" && m.Header("Upgrade") == "" && !supported(v) && !(isDate(v) && v >= statelessVersion) {
 			return nil, errUnsupportedVersion
 		}
 		if next == nil {
 			return nil, nil
 		}
 		g, err := next(m)
-		if v != "" {
-			m.AuthorizedUntil = 0
-		}
+		// Not kept for the connection's next requests: the engine would
+		// answer them from its cache without this check.
+		m.AuthorizedUntil = 0
 		return g, err
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 // TestCheckProtocolVersion_asksNextAboutSupportedRevisions: a supported
 // revision, a stateless one (2026-07-28 and later) and no header go on
-// to next, whose acceptance is not kept when the header is present; an
+// to next, whose acceptance is never kept for the next requests; an
 // unsupported revision is refused 400 without asking next.
 func TestCheckProtocolVersion_asksNextAboutSupportedRevisions(t *testing.T) {
 	asked := 0
@@ -28,7 +28,7 @@ func TestCheckProtocolVersion_asksNextAboutSupportedRevisions(t *testing.T) {
 		ok     bool
 		until  int64 // AuthorizedUntil after
 	}{
-		{"", true, 1 << 40},
+		{"", true, 0},
 		{"MCP-Protocol-Version: 2025-06-18\r\n", true, 0},
 		{"mcp-protocol-version: 2025-11-25\r\n", true, 0},
 		{"MCP-Protocol-Version: 2026-07-28\r\n", true, 0},
