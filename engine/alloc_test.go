@@ -287,15 +287,16 @@ func TestWS_zeroAllocs(t *testing.T) {
 	}
 }
 
-// TestPush_zeroAllocs: a server message sent with Conn.Send and written
-// by the loop allocates nothing in steady state, over a stream and over
-// a WebSocket.
+// TestPush_zeroAllocs: a server message sent with Conn.Send — the
+// connection's, or a call's DirectConn — and written by the loop
+// allocates nothing in steady state, over a stream and over a WebSocket.
 func TestPush_zeroAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
 	msg := []byte(`{"jsonrpc":"2.0","method":"tick","params":{"n":1}}`)
-	for _, ws := range []bool{false, true} {
+	for _, c := range []struct{ ws, direct bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		ws := c.ws
 		var cs *conn
 		var fc *fakeConn
 		if ws {
@@ -304,9 +305,16 @@ func TestPush_zeroAllocs(t *testing.T) {
 			cs, fc = newFakeConn(t)
 			cs.use(newStreamCodec())
 		}
+		var send handler.Conn = cs
+		if c.direct {
+			send = cs.call.Conn // the call's DirectConn
+			if _, ok := send.(handler.DirectConn); !ok {
+				t.Fatalf("the call's Conn %T is not a DirectConn", send)
+			}
+		}
 		step := func() {
 			fc.out = fc.out[:0]
-			if err := cs.Send(msg); err != nil {
+			if err := send.Send(msg); err != nil {
 				t.Fatal(err)
 			}
 			cs.traffic()
@@ -316,7 +324,7 @@ func TestPush_zeroAllocs(t *testing.T) {
 		}
 		step()
 		if got := testing.AllocsPerRun(500, step); got != 0 {
-			t.Errorf("websocket %v: %v allocs per pushed message, want 0", ws, got)
+			t.Errorf("websocket %v, direct %v: %v allocs per pushed message, want 0", ws, c.direct, got)
 		}
 	}
 }
