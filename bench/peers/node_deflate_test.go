@@ -27,6 +27,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 )
 
 // deflateHandshake is deflate.mjs's first line.
@@ -175,10 +177,10 @@ func TestNodeWS_perMessageDeflateServe(t *testing.T) {
 	})
 
 	t.Run("range", func(t *testing.T) {
-		needRange(t, httpOff)
+		enginetest.NeedRange(t, httpOff)
 		const n = 200_000
 		on, off := exchange(t, []string{`{"jsonrpc":"2.0","method":"range","params":{"n":200000},"id":1}`})
-		checkRangeReply(t, "range over ws with permessage-deflate", []byte(on[0].Raw), n)
+		enginetest.CheckRangeReply(t, "range over ws with permessage-deflate", []byte(on[0].Raw), n)
 		checkWire(t, "range 200000", on[0], off[0])
 	})
 }

@@ -11,65 +11,13 @@ package peers
 // browser_test.go's buildJetrpc and startJetrpc that it uses.
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/gorilla/websocket"
+	"github.com/jetrpc/jetrpc/engine/enginetest"
 )
-
-// needRange checks that the server at httpURL answers range [3] with
-// [0,1,2], before the large calls.
-func needRange(t *testing.T, httpURL string) {
-	t.Helper()
-	resp, err := http.Post(httpURL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"range","params":[3],"id":1}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if bytes.Contains(b, []byte(`"code":-32601`)) {
-		t.Fatalf("jetrpc serve has no method range: %s", b)
-	}
-	if want := `{"jsonrpc":"2.0","result":[0,1,2],"id":1}`; string(b) != want {
-		t.Fatalf("range [3]: %d %s, want %s", resp.StatusCode, b, want)
-	}
-}
-
-// checkRangeReply checks that reply is a JSON-RPC reply whose result is
-// [0,1,…,n-1].
-func checkRangeReply(t *testing.T, what string, reply []byte, n int) {
-	t.Helper()
-	var r struct {
-		JSONRPC string          `json:"jsonrpc"`
-		Result  []int64         `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
-	if err := json.Unmarshal(reply, &r); err != nil {
-		t.Fatalf("%s: %v: %.200q…%.100q", what, err, reply, reply[max(0, len(reply)-100):])
-	}
-	if r.JSONRPC != "2.0" || r.Error != nil {
-		t.Fatalf("%s: jsonrpc %q, error %s", what, r.JSONRPC, r.Error)
-	}
-	checkRange(t, what, r.Result, n)
-}
-
-// checkRange checks that got is [0,1,…,n-1].
-func checkRange(t *testing.T, what string, got []int64, n int) {
-	t.Helper()
-	if len(got) != n {
-		t.Fatalf("%s: %d numbers, want %d", what, len(got), n)
-	}
-	for i, v := range got {
-		if v != int64(i) {
-			t.Fatalf("%s: result[%d] = %d", what, i, v)
-		}
-	}
-}
 
 // TestGeth_rangeStreamed: geth's rpc.Client calls range [1000000]
 // (positional params) on jetrpc serve --compression gzip,zstd
@@ -88,11 +36,11 @@ func TestGeth_rangeStreamed(t *testing.T) {
 		if err := c.CallContext(ctx(t), &got, "range", n); err != nil {
 			t.Fatalf("%s: range %d: %v", what, n, err)
 		}
-		checkRange(t, what, got, n)
+		enginetest.CheckRange(t, what, got, n)
 	}
 
 	t.Run("http", func(t *testing.T) {
-		needRange(t, httpURL)
+		enginetest.NeedRange(t, httpURL)
 		var inflated inflatedCounter
 		c, err := rpc.DialOptions(ctx(t), httpURL, rpc.WithHTTPClient(&http.Client{Transport: &inflated}))
 		if err != nil {
@@ -111,7 +59,7 @@ func TestGeth_rangeStreamed(t *testing.T) {
 			name = "ws-deflate"
 		}
 		t.Run(name, func(t *testing.T) {
-			needRange(t, httpURL)
+			enginetest.NeedRange(t, httpURL)
 			c, err := rpc.DialOptions(ctx(t), wsURL, rpc.WithWebsocketDialer(websocket.Dialer{EnableCompression: deflate}))
 			if err != nil {
 				t.Fatal(err)

@@ -8,54 +8,20 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-)
 
-// needRange checks that the server at rpc answers range, before the
-// large calls.
-func needRange(t *testing.T, rpc string) {
-	t.Helper()
-	resp, err := http.Post(rpc, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"range","params":[3],"id":1}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if bytes.Contains(b, []byte(`"code":-32601`)) {
-		t.Fatalf("jetrpc serve has no method range: %s", b)
-	}
-	if want := `{"jsonrpc":"2.0","result":[0,1,2],"id":1}`; string(b) != want {
-		t.Fatalf("range [3]: %d %s, want %s", resp.StatusCode, b, want)
-	}
-}
+	"github.com/jetrpc/jetrpc/engine/enginetest"
+)
 
 // checkRange checks that reply is a JSON-RPC reply with id 1 whose
 // result is [0,1,…,n-1].
 func checkRange(t *testing.T, what string, reply []byte, n int) {
 	t.Helper()
-	var r struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      int             `json:"id"`
-		Result  []int64         `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
-	if err := json.Unmarshal(reply, &r); err != nil {
-		t.Fatalf("%s: %v: %.200q…%.100q", what, err, reply, reply[max(0, len(reply)-100):])
-	}
-	if r.JSONRPC != "2.0" || r.ID != 1 || r.Error != nil || len(r.Result) != n {
-		t.Fatalf("%s: jsonrpc %q id %d error %s, %d values, want %d", what, r.JSONRPC, r.ID, r.Error, len(r.Result), n)
-	}
-	for i, v := range r.Result {
-		if v != int64(i) {
-			t.Fatalf("%s: result[%d] = %d", what, i, v)
-		}
+	if id := enginetest.CheckRangeReply(t, what, reply, n); string(id) != "1" {
+		t.Fatalf("%s: id %s, want 1", what, id)
 	}
 }
 
@@ -69,7 +35,7 @@ func TestServe_curlRangeStreamed(t *testing.T) {
 	// bounded by --max-streamed-response instead.
 	srv := serveOperate(t, false, "--listen", "127.0.0.1:0", "--compression", "gzip,zstd")
 	t.Run("range", func(t *testing.T) {
-		needRange(t, srv.rpc)
+		enginetest.NeedRange(t, srv.rpc)
 		const n = 1_000_000
 		dir := t.TempDir()
 		call := func(args ...string) (head, reply []byte) {
