@@ -34,14 +34,7 @@ func runCancelOffloaded(b *testing.B) {
 				opts = append(opts, handler.WithCancel(handler.CancelReplyError, handler.LSPCancel))
 			}
 			tab := handler.NewTable(opts...)
-			handler.Register(tab, "look", func(ctx context.Context, p [2]int) (int, error) {
-				select {
-				case <-ctx.Done():
-					return 0, ctx.Err()
-				default:
-				}
-				return p[0] + p[1], nil
-			})
+			handler.Register(tab, "look", look)
 			cs, fc := newFakeConnOf(b, tab)
 			cs.e.workers = pool.NewWorkers(1, 16)
 			defer cs.e.workers.Close()
@@ -63,4 +56,15 @@ func runCancelOffloaded(b *testing.B) {
 			}
 		})
 	}
+}
+
+// look is a blocking method that looks at its context and allocates
+// nothing itself: a + b.
+func look(ctx context.Context, p [2]int) (int, error) {
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	default:
+	}
+	return p[0] + p[1], nil
 }

@@ -20,6 +20,7 @@ package engine
 // (those go first). Everything else is answered as before.
 
 import (
+	"bytes"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -115,13 +116,7 @@ func (h *httpCodec) isGetCall(c *conn, r *http1.Request) bool {
 // hasMethodParam reports whether the query of target has a parameter
 // named method.
 func hasMethodParam(target []byte) bool {
-	q := -1
-	for i, c := range target {
-		if c == '?' {
-			q = i
-			break
-		}
-	}
+	q := bytes.IndexByte(target, '?')
 	if q < 0 {
 		return false
 	}
@@ -271,13 +266,7 @@ type getQuery struct {
 // (a cache buster, say). It allocates nothing beyond growing dst.
 func parseGetQuery(dst, target []byte) ([]byte, getQuery, string) {
 	var q getQuery
-	k := -1
-	for i, c := range target {
-		if c == '?' {
-			k = i
-			break
-		}
-	}
+	k := bytes.IndexByte(target, '?')
 	if k < 0 {
 		return dst, q, textBadGetTarget
 	}

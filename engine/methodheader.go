@@ -112,7 +112,7 @@ func (h *httpCodec) routeByHeader(c *conn, out []byte) ([]byte, bool) {
 		body = rt.badValue
 	}
 	if body != "" {
-		return h.refuseRoute(c, out, http1.StatusBadRequest, reasonBadMethodHeader, body, "", "", nil), false
+		return h.refuseWithError(c, out, http1.StatusBadRequest, reasonBadMethodHeader, body, "", "", nil), false
 	}
 	code, detail := c.e.table.Admit(&c.call, v)
 	switch code {
@@ -120,11 +120,11 @@ func (h *httpCodec) routeByHeader(c *conn, out []byte) ([]byte, bool) {
 		h.route = routeState{on: true, at: at, stop: stop}
 		return out, true
 	case parser.CodeMethodNotFound:
-		return h.refuseRoute(c, out, http1.StatusNotFound, reasonRouteNotFound, "", code.String(), "", nil), false
+		return h.refuseWithError(c, out, http1.StatusNotFound, reasonRouteNotFound, "", code.String(), "", nil), false
 	case parser.CodeForbidden:
-		return h.refuseRoute(c, out, http1.StatusForbidden, reasonRouteForbidden, "", code.String(), detail, nil), false
+		return h.refuseWithError(c, out, http1.StatusForbidden, reasonRouteForbidden, "", code.String(), detail, nil), false
 	default:
-		return h.refuseRoute(c, out, http1.StatusTooManyRequests, reasonRouteLimited, "", parser.CodeLimitExceeded.String(), detail, nil), false
+		return h.refuseWithError(c, out, http1.StatusTooManyRequests, reasonRouteLimited, "", parser.CodeLimitExceeded.String(), detail, nil), false
 	}
 }
 
@@ -174,7 +174,7 @@ func (h *httpCodec) checkRoute(c *conn, out, msg []byte) ([]byte, bool) {
 		i++
 	}
 	if i < len(msg) && msg[i] == '[' {
-		return h.refuseRoute(c, out, http1.StatusBadRequest, reasonMethodMismatch, "", parser.CodeInvalidRequest.String(), rt.batch, nil), false
+		return h.refuseWithError(c, out, http1.StatusBadRequest, reasonMethodMismatch, "", parser.CodeInvalidRequest.String(), rt.batch, nil), false
 	}
 	var id []byte
 	found, same := false, false
@@ -201,7 +201,7 @@ func (h *httpCodec) checkRoute(c *conn, out, msg []byte) ([]byte, bool) {
 	if id == nil || !parser.Valid(id) {
 		id = nil
 	}
-	return h.refuseRoute(c, out, http1.StatusBadRequest, reasonMethodMismatch, "", parser.CodeInvalidRequest.String(), detail, id), false
+	return h.refuseWithError(c, out, http1.StatusBadRequest, reasonMethodMismatch, "", parser.CodeInvalidRequest.String(), detail, id), false
 }
 
 // sameMethod reports whether s, the content of a JSON string, is the
@@ -215,11 +215,12 @@ func sameMethod(s, want []byte) bool {
 	return string(s) == string(want)
 }
 
-// refuseRoute answers a request refused by its method header with
+// refuseWithError answers a request refused from its head — by its
+// method header (routeByHeader) or its Accept (refuseAccept) — with
 // status and a JSON-RPC error reply: body, made already, or the message
 // msg and its detail with id (null when nil). The connection persists
 // unless a body follows that was not read.
-func (h *httpCodec) refuseRoute(c *conn, out []byte, status int, reason, body, msg, detail string, id []byte) []byte {
+func (h *httpCodec) refuseWithError(c *conn, out []byte, status int, reason, body, msg, detail string, id []byte) []byte {
 	r := &h.req
 	keep := r.KeepAlive && c.e.serving() && (!r.HasBody() || h.inBody)
 	c.refused(status, reason)

@@ -387,24 +387,9 @@ func (c *conn) sseInline(out []byte, mark, start int, keep bool, minor int, cors
 // data is the reply's body, which goes as its event, and with end the
 // stream's end follows. Event loop only.
 func (c *conn) ssePart(out []byte, j *job, data []byte, end, reply bool) []byte {
-	rs := &j.rs
 	chunked := j.tag&tagHTTP11 != 0
-	if !rs.begun {
-		rs.begun = true
-		minor := 0
-		if chunked {
-			minor = 1
-		}
-		keep := chunked && j.tag&tagKeepAlive != 0
-		out = appendHeadStart(out, statusLine200, keep, minor, j.cors)
-		out = append(out, sseHeadLines...)
-		if chunked {
-			out = append(out, "Transfer-Encoding: chunked\r\n"...)
-		}
-		out = append(out, "\r\n"...)
-		if !keep {
-			out = c.closeAfterFlush(out, closeByClient) // the stream ends with the connection
-		}
+	if !j.rs.begun {
+		out = c.streamHead(out, j, sseHeadLines)
 	}
 	switch {
 	case reply && chunked:
@@ -417,10 +402,7 @@ func (c *conn) ssePart(out []byte, j *job, data []byte, end, reply bool) []byte 
 	case !chunked:
 		return append(out, data...)
 	}
-	out = strconv.AppendUint(out, uint64(len(data)), 16)
-	out = append(out, "\r\n"...)
-	out = append(out, data...)
-	return append(out, "\r\n"...)
+	return appendChunk(out, data)
 }
 
 // sseReplied writes the reply of a held event stream as an event, after
@@ -466,11 +448,11 @@ const (
 // Event loop only.
 func (h *httpCodec) refuseAccept(c *conn, out []byte) []byte {
 	if h.sse == acceptMalformed {
-		return h.refuseRoute(c, out, http1.StatusBadRequest, reasonBadAccept, textBadAccept, "", "", nil)
+		return h.refuseWithError(c, out, http1.StatusBadRequest, reasonBadAccept, textBadAccept, "", "", nil)
 	}
 	body := textNotAcceptable
 	if !c.e.opts.SSE {
 		body = textJSONNotAccepted
 	}
-	return h.refuseRoute(c, out, http1.StatusNotAcceptable, reasonNotAcceptable, body, "", "", nil)
+	return h.refuseWithError(c, out, http1.StatusNotAcceptable, reasonNotAcceptable, body, "", "", nil)
 }

@@ -411,29 +411,11 @@ func (c *conn) httpPart(out []byte, j *job, data []byte, last bool) []byte {
 	chunked := j.tag&tagHTTP11 != 0
 	first := !rs.begun
 	if first {
-		rs.begun = true
-		minor := 0
-		if chunked {
-			minor = 1
-		}
-		keep := chunked && j.tag&tagKeepAlive != 0
-		out = appendHeadStart(out, statusLine200, keep, minor, j.cors)
+		lines := jsonStreamLines
 		if c.e.comp.on() {
-			out = append(out, varyAcceptEncoding...)
+			lines = codedStreamLines[k]
 		}
-		if k != codingIdentity {
-			out = append(out, "Content-Encoding: "...)
-			out = append(out, k.name()...)
-			out = append(out, "\r\n"...)
-		}
-		out = append(out, "Content-Type: application/json\r\n"...)
-		if chunked {
-			out = append(out, "Transfer-Encoding: chunked\r\n"...)
-		}
-		out = append(out, "\r\n"...)
-		if !keep {
-			out = c.closeAfterFlush(out, closeByClient) // the body ends with the connection
-		}
+		out = c.streamHead(out, j, lines)
 	}
 	switch k {
 	case codingGzip:
@@ -445,15 +427,55 @@ func (c *conn) httpPart(out []byte, j *job, data []byte, last bool) []byte {
 		return append(out, data...)
 	}
 	if len(data) > 0 {
-		out = strconv.AppendUint(out, uint64(len(data)), 16)
-		out = append(out, "\r\n"...)
-		out = append(out, data...)
-		out = append(out, "\r\n"...)
+		out = appendChunk(out, data)
 	}
 	if last {
 		out = append(out, "0\r\n\r\n"...)
 	}
 	return out
+}
+
+// streamHead appends the head of j's streamed HTTP reply, its lines
+// after the status line and the common ones being lines: chunked over
+// HTTP/1.1, kept alive as the request asked; over HTTP/1.0 the body ends
+// when the connection closes, which it does once flushed. Event loop
+// only.
+func (c *conn) streamHead(out []byte, j *job, lines string) []byte {
+	j.rs.begun = true
+	chunked := j.tag&tagHTTP11 != 0
+	minor := 0
+	if chunked {
+		minor = 1
+	}
+	keep := chunked && j.tag&tagKeepAlive != 0
+	out = appendHeadStart(out, statusLine200, keep, minor, j.cors)
+	out = append(out, lines...)
+	if chunked {
+		out = append(out, "Transfer-Encoding: chunked\r\n"...)
+	}
+	out = append(out, "\r\n"...)
+	if !keep {
+		out = c.closeAfterFlush(out, closeByClient) // the body ends with the connection
+	}
+	return out
+}
+
+// The head lines of a streamed JSON reply: from an engine without
+// compression, and from one with, by the reply's coding.
+const jsonStreamLines = "Content-Type: application/json\r\n"
+
+var codedStreamLines = [...]string{
+	codingIdentity: varyAcceptEncoding + jsonStreamLines,
+	codingGzip:     varyAcceptEncoding + "Content-Encoding: " + CodingGzip + "\r\n" + jsonStreamLines,
+	codingZstd:     varyAcceptEncoding + "Content-Encoding: " + CodingZstd + "\r\n" + jsonStreamLines,
+}
+
+// appendChunk appends data as one chunk of a chunked body.
+func appendChunk(out, data []byte) []byte {
+	out = strconv.AppendUint(out, uint64(len(data)), 16)
+	out = append(out, "\r\n"...)
+	out = append(out, data...)
+	return append(out, "\r\n"...)
 }
 
 // part appends a part of a streamed WebSocket reply: a fragment of one

@@ -143,18 +143,13 @@ func registerStream[P, E any](t *Table, name string, fn func(context.Context, P)
 // the items of an array, or with text (E is string) the pieces of one
 // string.
 func registerStreamOf[P, E any](t *Table, name string, fn func(context.Context, P) iter.Seq2[E, error], opts []MethodOption, text bool) error {
-	var mt *method
-	var tm *typed[P, []E]
-	var err error
+	// The method as Register would compile it, for its params and what
+	// MethodInfo says of its result: a string, or an array of E.
+	compile := compileStreamed[P, []E]
 	if text {
-		var tt *typed[P, string]
-		mt, tt, err = compileMethod[P, string](t, name, nil, opts, false)
-		if tt != nil {
-			tm = &typed[P, []E]{pp: tt.pp}
-		}
-	} else {
-		mt, tm, err = compileMethod[P, []E](t, name, nil, opts, false)
+		compile = compileStreamed[P, string]
 	}
+	mt, pp, err := compile(t, name, opts)
 	if err != nil {
 		return err
 	}
@@ -171,7 +166,7 @@ func registerStreamOf[P, E any](t *Table, name string, fn func(context.Context, 
 			return errors.Join(ErrBadType, err)
 		}
 	}
-	s := &streamed[P, E]{fn: fn, pp: tm.pp, name: name, table: t, head: "[", tail: "]"}
+	s := &streamed[P, E]{fn: fn, pp: pp, name: name, table: t, head: "[", tail: "]"}
 	if text {
 		s.head, s.tail = `"`, `"`
 	}
@@ -192,6 +187,16 @@ func registerStreamOf[P, E any](t *Table, name string, fn func(context.Context, 
 	}
 	mt.impl, mt.streamed, mt.info.Streamed = s, true, true
 	return t.add(mt)
+}
+
+// compileStreamed compiles a streamed method whose result MethodInfo
+// reports as R, and returns it and its params plan.
+func compileStreamed[P, R any](t *Table, name string, opts []MethodOption) (*method, *paramsPlan, error) {
+	mt, tm, err := compileMethod[P, R](t, name, nil, opts, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mt, tm.pp, nil
 }
 
 // streamed is a streamed method compiled for its params type P and
