@@ -41,7 +41,7 @@ var errUnsupportedVersion = &handler.HTTPRefusal{
 func CheckProtocolVersion(next handler.Authorizer) handler.Authorizer {
 	return func(m *handler.Meta) (handler.Grants, error) {
 		v := m.Header(ProtocolVersionHeader)
-		if v != "" && m.Header("Upgrade") == "" && !supported(v) && !(isDate(v) && v >= statelessVersion) {
+		if v != "" && !supported(v) && !(isDate(v) && v >= statelessVersion) && m.Header("Upgrade") == "" {
 			return nil, errUnsupportedVersion
 		}
 		if next == nil {

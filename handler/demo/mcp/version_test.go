@@ -93,3 +93,17 @@ func TestCheckProtocolVersion_zeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckProtocolVersion: the check on an MCP client's head, its
+// revision supported, with no Authorizer behind it.
+func BenchmarkCheckProtocolVersion(b *testing.B) {
+	check := mcp.CheckProtocolVersion(nil)
+	var m handler.Meta
+	m.SetHTTPHead([]byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: 120\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nMcp-Method: tools/call\r\nMCP-Protocol-Version: 2025-11-25\r\nAccept-Encoding: gzip\r\n\r\n"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := check(&m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
